@@ -1,0 +1,57 @@
+# loom — the two commands a newcomer needs:  make demo   and   make test
+# Everything installs what it needs first (Debian packages via apt-get).
+
+BUILD      ?= build
+PREFIX     ?= /usr/local
+JOBS       ?= $(shell nproc)
+CMAKE_ARGS ?=
+SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+# Debian packages the build and tests need. libtorch-dev is only the
+# benchmark peer (make bench), never a dependency of loom itself.
+DEPS := cmake ninja-build g++ ccache pkg-config \
+        libboost-dev nlohmann-json3-dev catch2 libdnnl-dev libbenchmark-dev \
+        libdlpack-dev pybind11-dev python3-dev python3-numpy python3-pytest
+BENCH_DEPS := libtorch-dev
+
+.PHONY: deps deps-bench configure build demo test bench install clean
+
+# Installs only what is missing (dpkg knows), so a warm machine skips apt.
+deps:
+	@missing=$$(for p in $(DEPS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q "install ok installed" || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "installing: $$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	else echo "deps: all present"; fi
+
+deps-bench:
+	@$(MAKE) --no-print-directory deps DEPS="$(BENCH_DEPS)"
+
+$(BUILD)/build.ninja:
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS)
+
+configure: $(BUILD)/build.ninja
+
+build: deps configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	@echo "== loom-info =="
+	@$(BUILD)/bin/loom-info
+	@echo
+	@echo "== quickstart =="
+	@$(BUILD)/bin/quickstart
+
+test: build
+	cd $(BUILD) && ctest -j $(JOBS) --output-on-failure --timeout 600
+
+bench: deps deps-bench
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DLOOM_BENCH_WITH_LIBTORCH=ON $(CMAKE_ARGS)
+	cmake --build $(BUILD) -j $(JOBS) --target loom_bench
+	$(BUILD)/bin/loom_bench --benchmark_min_time=0.5 --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
+
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,39 @@
+// libtorch_peer.cpp — the same calls through libtorch (Debian's 1.13, CPU),
+// measured in the same process for an honest ratio. Names mirror
+// overhead_bench.cpp with "torch_" in place of "loom_".
+#include <ATen/ATen.h>
+#include <benchmark/benchmark.h>
+
+namespace {
+
+void torch_add_1elem_cpu(benchmark::State& state) {
+  auto a = at::ones({1});
+  auto b = at::ones({1});
+  for (auto _ : state) benchmark::DoNotOptimize(at::add(a, b));
+}
+BENCHMARK(torch_add_1elem_cpu);
+
+void torch_empty_16(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(at::empty({16}));
+}
+BENCHMARK(torch_empty_16);
+
+void torch_add_cpu(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  auto a = at::ones({n});
+  auto b = at::ones({n});
+  for (auto _ : state) benchmark::DoNotOptimize(at::add(a, b));
+  state.SetBytesProcessed(state.iterations() * n * 4 * 3);
+}
+BENCHMARK(torch_add_cpu)->Arg(1 << 16)->Arg(1 << 22);
+
+void torch_matmul_cpu(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  auto a = at::rand({n, n});
+  auto b = at::rand({n, n});
+  for (auto _ : state) benchmark::DoNotOptimize(at::matmul(a, b));
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * n * n * n, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(torch_matmul_cpu)->Arg(64)->Arg(512);
+
+}  // namespace

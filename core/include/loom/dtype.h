@@ -1,0 +1,71 @@
+// loom/dtype.h — element types and PyTorch's type-promotion rules.
+//
+// Generated from LOOM_DTYPE_LIST in loom/plugin_api.h, the single source of
+// truth, so the C++ enum value IS the ABI code.
+#pragma once
+
+#include <loom/plugin_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <ostream>
+#include <string_view>
+
+namespace loom {
+
+enum class DType : int8_t {
+#define LOOM_DTYPE_ENUM(Name, py, code, dl, bits) Name = code,
+  LOOM_DTYPE_LIST(LOOM_DTYPE_ENUM)
+#undef LOOM_DTYPE_ENUM
+};
+
+inline constexpr int kNumDTypes = LOOM_DTYPE_COUNT;
+
+constexpr size_t itemsize(DType t) {
+  switch (t) {
+#define LOOM_DTYPE_SIZE(Name, py, code, dl, bits) \
+  case DType::Name:                               \
+    return (bits) / 8;
+    LOOM_DTYPE_LIST(LOOM_DTYPE_SIZE)
+#undef LOOM_DTYPE_SIZE
+  }
+  return 0;
+}
+
+// "float32", as in loom.float32.
+constexpr std::string_view name(DType t) {
+  switch (t) {
+#define LOOM_DTYPE_NAME(Name, py, code, dl, bits) \
+  case DType::Name:                               \
+    return #py;
+    LOOM_DTYPE_LIST(LOOM_DTYPE_NAME)
+#undef LOOM_DTYPE_NAME
+  }
+  return "unknown";
+}
+
+// Parses "float32" (also "float", "double", "half", "long", "int") or throws.
+DType dtype_from_name(std::string_view s);
+
+constexpr bool is_floating_point(DType t) {
+  return t == DType::Float16 || t == DType::BFloat16 || t == DType::Float32 ||
+         t == DType::Float64;
+}
+// Integer types, bool included when include_bool.
+constexpr bool is_integral(DType t, bool include_bool = false) {
+  return t == DType::UInt8 || t == DType::Int8 || t == DType::Int16 || t == DType::Int32 ||
+         t == DType::Int64 || (include_bool && t == DType::Bool);
+}
+constexpr bool is_valid(int code) { return code >= 0 && code < kNumDTypes; }
+
+// torch.promote_types: the smallest type both convert to without losing the
+// category (bool < integer < floating).
+DType promote_types(DType a, DType b);
+
+// The dtype of floating results (true division, exp of integers): float32,
+// as torch.get_default_dtype().
+inline constexpr DType kDefaultFloat = DType::Float32;
+
+inline std::ostream& operator<<(std::ostream& os, DType t) { return os << "loom." << name(t); }
+
+}  // namespace loom

@@ -1,0 +1,100 @@
+// loom/op_call.h — one op call on its way through the dispatcher.
+//
+// dispatch(call) runs:  prepare (validate, compute outputs, cast and broadcast
+// inputs)  ->  the device's kernel  ->  the op's composite  ->  the device's
+// fallback  ->  an error listing where the op does have kernels.
+// Op definitions in the core fill an OpCall and call dispatch(); composites
+// call other ops. Everything here lives on the stack of one call.
+#pragma once
+
+#include <loom/detail/small_vector.h>
+#include <loom/dispatcher.h>
+#include <loom/tensor.h>
+
+namespace loom {
+
+// What a kernel reads for one tensor argument: the tensor (or a cast of it)
+// and, when `has_view`, other sizes/strides over the same memory (broadcast).
+struct Operand {
+  const TensorImpl* tensor = nullptr;  // nullptr marks an absent "Tensor?"
+  bool has_view = false;
+  DimVector sizes;
+  DimVector strides;
+  void set_view(IntArrayRef s, IntArrayRef st) {
+    has_view = true;
+    sizes = DimVector(s);
+    strides = DimVector(st);
+  }
+};
+
+// One result: its dtype and shape, the tensor once allocated (or the mutated
+// argument for in-place ops), and optionally the shape the kernel sees.
+struct OutputPlan {
+  DType dtype = DType::Float32;
+  DimVector sizes;
+  Tensor result;
+  bool has_view = false;  // kernel sees kernel_sizes/strides over `result`
+  DimVector kernel_sizes;
+  DimVector kernel_strides;
+};
+
+struct OpCall {
+  explicit OpCall(const OpDef& def) : op(&def) {}
+  OpCall(const OpCall&) = delete;
+  OpCall& operator=(const OpCall&) = delete;
+
+  const OpDef* op;
+  // Arguments, in schema order (borrowed: the caller keeps them alive).
+  detail::SmallVector<const Tensor*, 4> args;  // Tensor arguments; nullptr = absent
+  detail::SmallVector<LoomValue, 4> values;    // every other argument
+  Device device;                                // set by dispatch
+
+  // Filled by prepare.
+  detail::SmallVector<Operand, 4> inputs;       // one per args entry
+  detail::SmallVector<OutputPlan, 1> outputs;
+  DType compute_dtype = DType::Float32;         // checked against kernel masks
+  detail::SmallVector<Tensor, 2> temps;         // keeps casts alive
+  DimVector list_storage;                       // backs a rewritten INT_LIST value
+
+  const Tensor& arg(size_t i) const { return *args[i]; }
+  Tensor& result(size_t i = 0) { return outputs[i].result; }
+};
+
+// Runs a call end to end; results are in call.outputs[i].result.
+void dispatch(OpCall& call);
+
+// Runs the device kernel, composite or fallback of an already prepared call
+// on call.device (used by dispatch and by the CPU fallback).
+void run_prepared(OpCall& call);
+
+namespace detail {
+// Allocates every output that has no tensor yet.
+void allocate_outputs(OpCall& call);
+// Calls `entry` with descriptors for the prepared operands and outputs.
+// Returns the kernel's error (owned by the caller) or nullptr.
+LoomError* invoke_kernel(const KernelEntry& entry, OpCall& call);
+// The host's CPU fallback for a prepared call on a non-CPU device.
+void cpu_fallback(OpCall& call);
+}  // namespace detail
+
+// ---- helpers for prepare functions ------------------------------------------
+
+// Broadcast shape of two shapes, or throws naming the op and both shapes.
+DimVector broadcast_shapes(std::string_view op, IntArrayRef a, IntArrayRef b);
+// Strides that read `t` as `shape` (stride 0 on broadcast dims).
+DimVector broadcast_strides(IntArrayRef t_sizes, IntArrayRef t_strides, IntArrayRef shape);
+// PyTorch's result_type over the call's defined tensor arguments.
+DType result_type(const OpCall& call);
+// `i` wrapped into [0, ndim) or throws naming the op.
+int64_t wrap_dim(std::string_view op, int64_t dim, int64_t ndim);
+
+// Sets input i to read `t` cast to `dtype` and broadcast to `shape`.
+void set_input(OpCall& call, size_t i, DType dtype, IntArrayRef shape);
+// Elementwise op: every tensor argument cast to `compute` and broadcast to
+// the common shape; one output of dtype `out`.
+void prepare_elementwise(OpCall& call, DType compute, DType out);
+// In-place elementwise op: output is args[0]; the others are cast to its
+// dtype and broadcast to its shape (which must not grow).
+void prepare_inplace(OpCall& call);
+
+}  // namespace loom

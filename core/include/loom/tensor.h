@@ -1,0 +1,178 @@
+// loom/tensor.h — the Tensor: a strided view of a Storage.
+//
+// A Tensor is a refcounted handle (copying it shares the data, like
+// torch.Tensor). Views (view, as_strided, transpose, ...) share storage and
+// differ only in sizes, strides and storage offset (in elements).
+#pragma once
+
+#include <loom/detail/intrusive_ptr.h>
+#include <loom/detail/small_vector.h>
+#include <loom/device.h>
+#include <loom/dtype.h>
+#include <loom/error.h>
+#include <loom/plugin/half.hpp>
+#include <loom/scalar.h>
+#include <loom/storage.h>
+
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace loom {
+
+using Half = plugin::Half;
+using BFloat16 = plugin::BFloat16;
+
+class TensorImpl : public detail::RefCounted {
+ public:
+  TensorImpl(Storage storage, DType dtype, IntArrayRef sizes, IntArrayRef strides,
+             int64_t storage_offset);
+
+  const Storage& storage() const { return storage_; }
+  DType dtype() const { return dtype_; }
+  Device device() const { return storage_->device(); }
+  IntArrayRef sizes() const { return sizes_; }
+  IntArrayRef strides() const { return strides_; }
+  int64_t dim() const { return static_cast<int64_t>(sizes_.size()); }
+  int64_t numel() const { return numel_; }
+  int64_t storage_offset() const { return storage_offset_; }
+  bool is_contiguous() const { return contiguous_; }
+
+  // A tensor made from a C++ number for an operator (a + 2.0): it takes part
+  // in type promotion only by category, as PyTorch's wrapped numbers do.
+  bool is_wrapped_number() const { return wrapped_number_; }
+  void set_wrapped_number(bool v) { wrapped_number_ = v; }
+
+  // Descriptor for a kernel; points into this impl (valid while it lives).
+  LoomTensorDesc desc() const;
+
+ private:
+  Storage storage_;
+  DimVector sizes_;
+  DimVector strides_;
+  int64_t storage_offset_;
+  int64_t numel_;
+  DType dtype_;
+  bool contiguous_;
+  bool wrapped_number_ = false;
+};
+
+// Row-major strides for `sizes`.
+DimVector contiguous_strides(IntArrayRef sizes);
+// Product of sizes (1 for a 0-d shape).
+int64_t shape_numel(IntArrayRef sizes);
+// "[2, 3]".
+std::string shape_str(IntArrayRef sizes);
+
+class Tensor {
+ public:
+  Tensor() = default;
+  explicit Tensor(detail::IntrusivePtr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  bool defined() const { return static_cast<bool>(impl_); }
+  TensorImpl* impl() const { return impl_.get(); }
+
+  // --- metadata -----------------------------------------------------------
+  DType dtype() const { return checked()->dtype(); }
+  Device device() const { return checked()->device(); }
+  IntArrayRef sizes() const { return checked()->sizes(); }
+  IntArrayRef strides() const { return checked()->strides(); }
+  std::vector<int64_t> shape() const { auto s = sizes(); return {s.begin(), s.end()}; }
+  int64_t dim() const { return checked()->dim(); }
+  int64_t ndimension() const { return dim(); }
+  int64_t numel() const { return checked()->numel(); }
+  int64_t size(int64_t dim) const;    // negative dims count from the end
+  int64_t stride(int64_t dim) const;
+  int64_t storage_offset() const { return checked()->storage_offset(); }
+  size_t element_size() const { return itemsize(dtype()); }
+  size_t nbytes() const { return static_cast<size_t>(numel()) * element_size(); }
+  bool is_contiguous() const { return checked()->is_contiguous(); }
+  bool is_floating_point() const { return loom::is_floating_point(dtype()); }
+  const Storage& storage() const { return checked()->storage(); }
+  bool is_same(const Tensor& o) const { return impl_ == o.impl_; }
+
+  // Pointer to the first element, on the tensor's device.
+  void* data_ptr() const;
+  // Typed host pointer; checks the dtype and that the memory is host memory.
+  template <class T>
+  T* data_ptr() const;
+
+  // --- views --------------------------------------------------------------
+  Tensor as_strided(IntArrayRef sizes, IntArrayRef strides,
+                    std::optional<int64_t> storage_offset = std::nullopt) const;
+  Tensor view(IntArrayRef sizes) const;  // one -1 allowed; needs compatible strides
+  Tensor reshape(IntArrayRef sizes) const;  // view when possible, else a copy
+  Tensor transpose(int64_t dim0, int64_t dim1) const;
+  Tensor t() const;  // 2-D transpose
+  Tensor unsqueeze(int64_t dim) const;
+  Tensor squeeze(int64_t dim) const;
+  Tensor expand(IntArrayRef sizes) const;  // -1 keeps a size; broadcast via stride 0
+  Tensor select(int64_t dim, int64_t index) const;
+  Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
+  Tensor contiguous() const;  // self when already contiguous
+
+  // --- conversion ---------------------------------------------------------
+  Tensor to(Device device) const;   // self when already there
+  Tensor to(DType dtype) const;     // self when already that dtype
+  Tensor to(Device device, DType dtype) const;
+  Tensor clone() const;
+  Tensor cpu() const;
+  // The single element as T (the tensor must have exactly one element).
+  template <class T>
+  T item() const;
+  Scalar item() const;
+  // Every element as T, in row-major order (copies to host).
+  template <class T>
+  std::vector<T> to_vector() const;
+
+  // --- ops (see loom/ops.h) -------------------------------------------------
+  Tensor add(const Tensor& other, Scalar alpha = 1) const;
+  Tensor sub(const Tensor& other, Scalar alpha = 1) const;
+  Tensor mul(const Tensor& other) const;
+  Tensor div(const Tensor& other) const;
+  Tensor neg() const;
+  Tensor relu() const;
+  Tensor exp() const;
+  Tensor sum() const;
+  Tensor sum(IntArrayRef dim, bool keepdim = false) const;
+  Tensor matmul(const Tensor& other) const;
+  Tensor& fill_(Scalar value);
+  Tensor& zero_();
+  Tensor& copy_(const Tensor& src);
+  Tensor& add_(const Tensor& other, Scalar alpha = 1);
+  Tensor& mul_(const Tensor& other);
+  Tensor& uniform_(double from = 0, double to = 1);
+  Tensor& normal_(double mean = 0, double std = 1);
+
+  // Like PyTorch's repr: tensor([[1., 2.], [3., 4.]], device='sim:0').
+  std::string str() const;
+
+ private:
+  TensorImpl* checked() const {
+    LOOM_CHECK(impl_, "operation on an undefined tensor");
+    return impl_.get();
+  }
+  detail::IntrusivePtr<TensorImpl> impl_;
+};
+
+std::ostream& operator<<(std::ostream& os, const Tensor& t);
+
+// Tensor from host values of type T (the dtype follows T) with `sizes`.
+template <class T>
+Tensor from_vector(const std::vector<T>& values, IntArrayRef sizes, Device device = cpu_device());
+
+// C++ type for a dtype and back.
+template <class T> constexpr DType dtype_of();
+template <> constexpr DType dtype_of<bool>() { return DType::Bool; }
+template <> constexpr DType dtype_of<uint8_t>() { return DType::UInt8; }
+template <> constexpr DType dtype_of<int8_t>() { return DType::Int8; }
+template <> constexpr DType dtype_of<int16_t>() { return DType::Int16; }
+template <> constexpr DType dtype_of<int32_t>() { return DType::Int32; }
+template <> constexpr DType dtype_of<int64_t>() { return DType::Int64; }
+template <> constexpr DType dtype_of<Half>() { return DType::Float16; }
+template <> constexpr DType dtype_of<BFloat16>() { return DType::BFloat16; }
+template <> constexpr DType dtype_of<float>() { return DType::Float32; }
+template <> constexpr DType dtype_of<double>() { return DType::Float64; }
+
+}  // namespace loom

@@ -1,0 +1,33 @@
+// device_registry.h (core-internal) — the table of registered device types.
+//
+// Slots are handed out once and never reused; an entry is immutable after
+// publication, so readers need only an atomic load.
+#pragma once
+
+#include <loom/device.h>
+#include <loom/plugin_api.h>
+
+#include <string>
+
+namespace loom::detail {
+
+struct DeviceTypeEntry {
+  std::string name;
+  std::string plugin;       // who registered it
+  LoomDeviceTypeDesc desc;  // copied, zero-filled past the plugin's struct_size
+  int slot = -1;
+  bool host_memory() const { return desc.flags & LOOM_DEVICE_HOST_MEMORY; }
+};
+
+// The entry for a slot; throws when the slot is not registered.
+const DeviceTypeEntry& device_type(int slot);
+// nullptr when unregistered.
+const DeviceTypeEntry* device_type_or_null(int slot);
+
+// Registers a type; throws loom::Error when the name is taken or invalid.
+int register_device_type(const LoomDeviceTypeDesc& desc, const std::string& plugin);
+
+// The slot of the CPU device type, loading the cpu plugin on first use.
+int cpu_slot();
+
+}  // namespace loom::detail

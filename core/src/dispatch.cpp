@@ -1,0 +1,300 @@
+// dispatch.cpp — one call through the dispatcher:
+//   prepare -> device kernel -> composite -> fallback -> error.
+// This is the per-op hot path: no heap allocation beyond the outputs, no
+// locks, one atomic load for the kernel.
+#include "device_registry.h"
+
+#include <loom/error.h>
+#include <loom/op_call.h>
+#include <loom/plugin.hpp>
+
+#include <iostream>
+#include <mutex>
+#include <set>
+
+namespace loom {
+
+namespace detail {
+
+void allocate_outputs(OpCall& call) {
+  for (auto& out : call.outputs) {
+    if (out.result.defined()) continue;
+    const size_t nbytes = static_cast<size_t>(shape_numel(out.sizes)) * itemsize(out.dtype);
+    Storage storage = allocate_storage(call.device, nbytes);
+    out.result = Tensor(make_intrusive<TensorImpl>(std::move(storage), out.dtype, out.sizes,
+                                                   contiguous_strides(out.sizes), 0));
+  }
+}
+
+namespace {
+LoomTensorDesc operand_desc(const Operand& o) {
+  if (!o.tensor) {
+    LoomTensorDesc d{};
+    d.struct_size = sizeof d;
+    d.ndim = -1;
+    return d;
+  }
+  LoomTensorDesc d = o.tensor->desc();
+  if (o.has_view) {
+    d.ndim = static_cast<int32_t>(o.sizes.size());
+    d.shape = o.sizes.data();
+    d.strides = o.strides.data();
+  }
+  return d;
+}
+
+LoomTensorDesc output_desc(const OutputPlan& p) {
+  LoomTensorDesc d = p.result.impl()->desc();
+  if (p.has_view) {
+    d.ndim = static_cast<int32_t>(p.kernel_sizes.size());
+    d.shape = p.kernel_sizes.data();
+    d.strides = p.kernel_strides.data();
+  }
+  return d;
+}
+}  // namespace
+
+LoomError* invoke_kernel(const KernelEntry& entry, OpCall& call) {
+  SmallVector<LoomTensorDesc, 4> in;
+  SmallVector<LoomTensorDesc, 2> out;
+  in.reserve(call.inputs.size());
+  for (const auto& o : call.inputs) in.push_back(operand_desc(o));
+  for (const auto& p : call.outputs) out.push_back(output_desc(p));
+  LoomKernelCall kc;
+  kc.struct_size = sizeof kc;
+  kc.op = call.op->abi();
+  kc.inputs = in.data();
+  kc.num_inputs = static_cast<int32_t>(in.size());
+  kc.num_outputs = static_cast<int32_t>(out.size());
+  kc.outputs = out.data();
+  kc.values = call.values.data();
+  kc.num_values = static_cast<int32_t>(call.values.size());
+  kc.reserved = 0;
+  kc.stream = nullptr;
+  kc.kernel_data = entry.data;
+  return entry.fn(&kc);
+}
+
+namespace {
+
+bool all_contiguous(const OpCall& call) {
+  for (const auto& o : call.inputs) {
+    if (!o.tensor) continue;
+    if (o.has_view ? !plugin::is_contiguous(operand_desc(o)) : !o.tensor->is_contiguous())
+      return false;
+  }
+  for (const auto& p : call.outputs)
+    if (p.has_view || !p.result.is_contiguous()) return false;
+  return true;
+}
+
+// For LOOM_KERNEL_CONTIGUOUS_ONLY kernels: run on contiguous copies and
+// write non-contiguous outputs back.
+LoomError* invoke_contiguous(const KernelEntry& entry, OpCall& call) {
+  if (all_contiguous(call)) return invoke_kernel(entry, call);
+  for (auto& o : call.inputs) {
+    if (!o.tensor) continue;
+    Tensor view(IntrusivePtr<TensorImpl>(const_cast<TensorImpl*>(o.tensor)));
+    if (o.has_view) view = view.as_strided(o.sizes, o.strides);
+    Tensor c = view.contiguous();
+    call.temps.push_back(c);
+    o.tensor = c.impl();
+    o.has_view = false;
+  }
+  // Outputs the kernel cannot write in place get a contiguous stand-in that
+  // is copied into the real output afterwards.
+  SmallVector<Tensor, 2> real;
+  SmallVector<bool, 2> stand_in;
+  for (auto& p : call.outputs) {
+    Tensor target = p.has_view ? p.result.as_strided(p.kernel_sizes, p.kernel_strides) : p.result;
+    const bool replace = !target.is_contiguous();
+    real.push_back(target);
+    stand_in.push_back(replace);
+    if (!replace) continue;
+    Storage s = allocate_storage(call.device, target.nbytes());
+    p.result = Tensor(make_intrusive<TensorImpl>(std::move(s), target.dtype(), target.sizes(),
+                                                 contiguous_strides(target.sizes()), 0));
+    p.has_view = false;
+  }
+  LoomError* err = invoke_kernel(entry, call);
+  for (size_t i = 0; i < call.outputs.size(); ++i) {
+    if (!stand_in[i]) continue;
+    if (!err) real[i].copy_(call.outputs[i].result);
+    call.outputs[i].result = real[i];  // the caller sees the real output
+  }
+  return err;
+}
+
+bool warned_once(const OpDef* op, int slot) {
+  static std::mutex m;
+  static std::set<std::pair<const OpDef*, int>> seen;
+  std::lock_guard lock(m);
+  return !seen.insert({op, slot}).second;
+}
+
+[[noreturn]] void throw_no_kernel(const OpCall& call, const char* detail_text) {
+  std::string where;
+  for (const auto& name : device_type_names()) {
+    const int s = find_device_type_slot(name);
+    if (call.op->kernel(s)) where += (where.empty() ? "" : ", ") + name;
+  }
+  throw Error(ErrorKind::NotFound,
+              cat("op '", call.op->name(), "' has no kernel for device '",
+                  call.device.type_name(), "'", detail_text, "; it has kernels for: ",
+                  where.empty() ? "(no device)" : where));
+}
+
+void run_fallback(OpCall& call, const KernelEntry* boxed) {
+  const int slot = call.device.type;
+  switch (fallback_policy()) {
+    case FallbackPolicy::Error:
+      throw Error(ErrorKind::Unsupported,
+                  cat("op '", call.op->name(), "' has no kernel on device '",
+                      call.device.type_name(), "' for dtype ", name(call.compute_dtype),
+                      ", and LOOM_FALLBACK=error forbids falling back",
+                      boxed ? " to the device's boxed fallback" : " to CPU"));
+    case FallbackPolicy::Warn:
+      if (!warned_once(call.op, slot))
+        std::cerr << "loom: warning: op '" << call.op->name() << "' is not implemented on '"
+                  << call.device.type_name() << "'; running it "
+                  << (boxed ? "through the device's boxed fallback" : "on CPU (copying arguments)")
+                  << " (shown once per op; LOOM_FALLBACK=allow silences this)\n";
+      break;
+    case FallbackPolicy::Allow: break;
+  }
+  call.op->count_fallback(slot);
+  if (!boxed) {
+    cpu_fallback(call);
+    return;
+  }
+  allocate_outputs(call);
+  if (LoomError* err = invoke_kernel(*boxed, call))
+    throw_abi_error(err, cat(call.op->name(), " on ", call.device.str(), " (fallback of ",
+                             boxed->provider, ")"));
+}
+
+}  // namespace
+}  // namespace detail
+
+void run_prepared(OpCall& call) {
+  const int slot = call.device.type;
+  const KernelEntry* k = call.op->kernel(slot);
+  const int dtype = static_cast<int>(call.compute_dtype);
+  if (k && k->accepts(dtype)) [[likely]] {
+    detail::allocate_outputs(call);
+    LoomError* err = (k->flags & LOOM_KERNEL_CONTIGUOUS_ONLY)
+                         ? detail::invoke_contiguous(*k, call)
+                         : detail::invoke_kernel(*k, call);
+    if (!err) [[likely]] return;
+    if (err->code != LOOM_STATUS_UNSUPPORTED)
+      detail::throw_abi_error(err, detail::cat(call.op->name(), " on ", call.device.str(), " (",
+                                               k->provider, ")"));
+    err->destroy(err);  // declined: try the next stage
+  }
+  if (CompositeFn composite = call.op->composite()) {
+    composite(call);
+    return;
+  }
+  const KernelEntry* boxed = Dispatcher::instance().fallback_for(slot);
+  if (boxed || !call.device.is_host()) {
+    detail::run_fallback(call, boxed);
+    return;
+  }
+  if (k)
+    detail::throw_no_kernel(call, detail::cat(" that takes dtype ", name(call.compute_dtype)).c_str());
+  detail::throw_no_kernel(call, "");
+}
+
+namespace {
+// The rule for ops a plugin or C++ library defined: its infer function, or
+// elementwise broadcasting and promotion.
+void default_prepare(OpCall& call) {
+  const Schema& schema = call.op->schema();
+  if (LoomInferFn infer = call.op->infer()) {
+    detail::SmallVector<LoomTensorDesc, 4> in;
+    for (size_t i = 0; i < call.args.size(); ++i) {
+      Operand& o = call.inputs.emplace_back();
+      o.tensor = call.args[i] && call.args[i]->defined() ? call.args[i]->impl() : nullptr;
+    }
+    for (const auto& o : call.inputs) {
+      LoomTensorDesc d{};
+      d.struct_size = sizeof d;
+      d.ndim = -1;
+      in.push_back(o.tensor ? o.tensor->desc() : d);
+    }
+    const size_t n = schema.returns.size();
+    std::vector<std::vector<int64_t>> shapes(n, std::vector<int64_t>(64));
+    std::vector<LoomOutputSpec> specs(n);
+    for (size_t i = 0; i < n; ++i)
+      specs[i] = LoomOutputSpec{sizeof(LoomOutputSpec), -1, -1, shapes[i].data(), 64};
+    LoomKernelCall kc{};
+    kc.struct_size = sizeof kc;
+    kc.op = call.op->abi();
+    kc.inputs = in.data();
+    kc.num_inputs = static_cast<int32_t>(in.size());
+    kc.values = call.values.data();
+    kc.num_values = static_cast<int32_t>(call.values.size());
+    if (LoomError* err = infer(&kc, specs.data(), static_cast<int32_t>(n), call.op->infer_data()))
+      detail::throw_abi_error(err, call.op->name());
+    for (size_t i = 0; i < n; ++i) {
+      LOOM_CHECK(is_valid(specs[i].dtype) && specs[i].ndim >= 0 && specs[i].ndim <= 64,
+                 call.op->name(), ": infer function returned an invalid spec for output ", i);
+      auto& p = call.outputs.emplace_back();
+      p.dtype = static_cast<DType>(specs[i].dtype);
+      p.sizes = DimVector(shapes[i].begin(), shapes[i].begin() + specs[i].ndim);
+    }
+    call.compute_dtype = n ? call.outputs[0].dtype : DType::Float32;
+    return;
+  }
+  if (schema.is_inplace()) {
+    prepare_inplace(call);
+    return;
+  }
+  const DType t = result_type(call);
+  prepare_elementwise(call, t, t);
+}
+
+void check_arity(const OpCall& call) {
+  const Schema& s = call.op->schema();
+  const size_t tensors = static_cast<size_t>(s.num_tensor_args());
+  LOOM_CHECK(call.args.size() == tensors && call.values.size() == s.args.size() - tensors,
+             call.op->name(), ": expected ", tensors, " tensor and ", s.args.size() - tensors,
+             " other argument(s) (schema: ", s.text, "), got ", call.args.size(), " and ",
+             call.values.size());
+}
+}  // namespace
+
+void dispatch(OpCall& call) {
+  bool found = false;
+  for (const Tensor* t : call.args) {
+    if (!t || !t->defined()) continue;
+    if (!found) {
+      call.device = t->device();
+      found = true;
+    } else if (t->device() != call.device) [[unlikely]] {
+      throw Error(detail::cat(call.op->name(), ": expected all tensors on the same device, got ",
+                              call.device.str(), " and ", t->device().str()));
+    }
+  }
+  LOOM_CHECK(found, call.op->name(), ": needs at least one defined tensor argument");
+  if (PrepareFn prepare = call.op->prepare()) [[likely]] {
+    prepare(call);
+  } else {
+    check_arity(call);
+    default_prepare(call);
+  }
+  run_prepared(call);
+  // In-place writes: bump the version of every mutated argument's storage.
+  const Schema& s = call.op->schema();
+  if (s.is_inplace()) {
+    size_t ti = 0;
+    for (const auto& a : s.args) {
+      if (a.type != ArgType::Tensor) continue;
+      if (a.mutated && call.args[ti] && call.args[ti]->defined())
+        call.args[ti]->storage()->bump_version();
+      ++ti;
+    }
+  }
+}
+
+}  // namespace loom

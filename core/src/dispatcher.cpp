@@ -1,0 +1,237 @@
+// dispatcher.cpp — the op catalog, kernel tables and registration verbs.
+#include "device_registry.h"
+
+#include <loom/dispatcher.h>
+#include <loom/error.h>
+#include <loom/plugin.hpp>
+
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <shared_mutex>
+#include <unordered_map>
+
+namespace loom {
+
+OpDef::OpDef(Schema schema, std::string defined_at)
+    : name_(schema.full_name()), schema_(std::move(schema)), defined_at_(std::move(defined_at)) {}
+
+struct Dispatcher::Impl {
+  mutable std::shared_mutex mutex;
+  std::unordered_map<std::string, OpDef*> ops;  // OpDefs are never freed
+  std::vector<OpDef*> order;
+  // Kernels and fallbacks registered for device types not registered yet.
+  std::multimap<std::string, std::pair<std::string, KernelEntry>> pending_kernels;
+  std::map<std::string, KernelEntry> pending_fallbacks;
+};
+
+Dispatcher& Dispatcher::instance() {
+  static auto* d = new Dispatcher;  // never destroyed: kernels outlive statics
+  return *d;
+}
+
+Dispatcher::Impl& Dispatcher::impl_state() const {
+  static auto* s = new Impl;
+  return *s;
+}
+
+OpDef& Dispatcher::def(const std::string& schema_text, const std::string& defined_at,
+                       PrepareFn prepare, CompositeFn composite, LoomInferFn infer,
+                       void* infer_data) {
+  Schema schema = parse_schema(schema_text);
+  auto& s = impl_state();
+  std::unique_lock lock(s.mutex);
+  const std::string name = schema.full_name();
+  if (auto it = s.ops.find(name); it != s.ops.end())
+    throw Error(detail::cat("def: op '", name, "' is already defined (at ",
+                            it->second->defined_at(), "); second definition at ", defined_at));
+  auto* op = new OpDef(std::move(schema), defined_at);
+  op->prepare_ = prepare;
+  op->composite_ = composite;
+  op->infer_ = infer;
+  op->infer_data_ = infer_data;
+  s.ops.emplace(name, op);
+  s.order.push_back(op);
+  return *op;
+}
+
+OpDef* Dispatcher::find(std::string_view name) const {
+  auto& s = impl_state();
+  std::shared_lock lock(s.mutex);
+  auto it = s.ops.find(std::string(name));
+  return it == s.ops.end() ? nullptr : it->second;
+}
+
+OpDef& Dispatcher::op(std::string_view name) const {
+  if (OpDef* op = find(name)) return *op;
+  throw Error(ErrorKind::NotFound, detail::cat("unknown op '", name, "'"));
+}
+
+std::vector<const OpDef*> Dispatcher::ops() const {
+  auto& s = impl_state();
+  std::shared_lock lock(s.mutex);
+  return {s.order.begin(), s.order.end()};
+}
+
+void Dispatcher::impl(const std::string& op_name, const std::string& device_type,
+                      KernelEntry entry) {
+  OpDef* op = find(op_name);
+  if (!op)
+    throw Error(ErrorKind::NotFound,
+                detail::cat("impl: ", entry.provider, " registers a kernel for unknown op '",
+                            op_name, "' on '", device_type, "' (at ", entry.where, ")"));
+  auto& s = impl_state();
+  std::unique_lock lock(s.mutex);
+  const int slot = find_device_type_slot(device_type);
+  if (slot < 0) {
+    s.pending_kernels.emplace(device_type, std::make_pair(op_name, std::move(entry)));
+    return;
+  }
+  // Published once, never freed: a dispatching thread may still hold the old one.
+  op->kernels_[slot].store(new KernelEntry(std::move(entry)), std::memory_order_release);
+}
+
+void Dispatcher::fallback(const std::string& device_type, KernelEntry entry) {
+  auto& s = impl_state();
+  std::unique_lock lock(s.mutex);
+  const int slot = find_device_type_slot(device_type);
+  if (slot < 0) {
+    s.pending_fallbacks[device_type] = std::move(entry);
+    return;
+  }
+  fallbacks_[slot].store(new KernelEntry(std::move(entry)), std::memory_order_release);
+}
+
+void Dispatcher::on_device_type_registered(const std::string& name, int slot) {
+  auto& s = impl_state();
+  std::unique_lock lock(s.mutex);
+  auto [lo, hi] = s.pending_kernels.equal_range(name);
+  for (auto it = lo; it != hi; ++it) {
+    OpDef* op = s.ops.at(it->second.first);
+    op->kernels_[slot].store(new KernelEntry(std::move(it->second.second)),
+                             std::memory_order_release);
+  }
+  s.pending_kernels.erase(lo, hi);
+  if (auto it = s.pending_fallbacks.find(name); it != s.pending_fallbacks.end()) {
+    fallbacks_[slot].store(new KernelEntry(std::move(it->second)), std::memory_order_release);
+    s.pending_fallbacks.erase(it);
+  }
+}
+
+// ---- Library ------------------------------------------------------------------
+
+namespace {
+// Heap-held C++ kernel behind the C signature.
+LoomError* cpp_kernel_trampoline(const LoomKernelCall* call) noexcept {
+  auto* k = static_cast<CppKernel*>(call->kernel_data);
+  try {
+    (*k)(*call);
+    return nullptr;
+  } catch (const plugin::Failure& e) {  // keeps its status, UNSUPPORTED included
+    return plugin::make_error(e.code(), e.what());
+  } catch (const Error& e) {
+    return plugin::make_error(static_cast<int32_t>(e.kind()), e.what());
+  } catch (const std::exception& e) {
+    return plugin::make_error(LOOM_STATUS_INTERNAL, std::string("C++ exception: ") + e.what());
+  } catch (...) {
+    return plugin::make_error(LOOM_STATUS_INTERNAL, "unknown C++ exception");
+  }
+}
+}  // namespace
+
+Library::Library(std::string name, const char* file, int line)
+    : name_(std::move(name)), where_(detail::cat(file, ":", line)) {}
+
+Library& Library::def(const std::string& schema, LoomInferFn infer, void* infer_data) {
+  Dispatcher::instance().def(schema, detail::cat("C++ library '", name_, "' (", where_, ")"),
+                             nullptr, nullptr, infer, infer_data);
+  return *this;
+}
+
+Library& Library::impl(const std::string& op, const std::string& device_type, LoomKernelFn fn,
+                       KernelOptions options) {
+  KernelEntry e;
+  e.fn = fn;
+  e.dtypes = options.dtypes;
+  e.flags = options.flags;
+  e.provider = detail::cat("C++ library '", name_, "'");
+  e.where = where_;
+  Dispatcher::instance().impl(op, device_type, std::move(e));
+  return *this;
+}
+
+Library& Library::impl(const std::string& op, const std::string& device_type, CppKernel kernel,
+                       KernelOptions options) {
+  KernelEntry e;
+  e.fn = &cpp_kernel_trampoline;
+  e.data = new CppKernel(std::move(kernel));  // lives as long as the table
+  e.dtypes = options.dtypes;
+  e.flags = options.flags;
+  e.provider = detail::cat("C++ library '", name_, "'");
+  e.where = where_;
+  Dispatcher::instance().impl(op, device_type, std::move(e));
+  return *this;
+}
+
+Library& Library::fallback(const std::string& device_type, LoomKernelFn fn) {
+  KernelEntry e;
+  e.fn = fn;
+  e.provider = detail::cat("C++ library '", name_, "'");
+  e.where = where_;
+  Dispatcher::instance().fallback(device_type, std::move(e));
+  return *this;
+}
+
+detail::LibraryRegistrar::LibraryRegistrar(const char* name, void (*init)(Library&),
+                                           const char* file, int line) {
+  Library lib(name, file, line);
+  init(lib);
+}
+
+// ---- fallback policy and counters -------------------------------------------------
+
+namespace {
+std::atomic<int> g_policy{-1};
+
+FallbackPolicy policy_from_env() {
+  const char* v = std::getenv("LOOM_FALLBACK");
+  if (!v || !*v) return FallbackPolicy::Allow;
+  std::string s(v);
+  if (s == "allow") return FallbackPolicy::Allow;
+  if (s == "warn") return FallbackPolicy::Warn;
+  if (s == "error") return FallbackPolicy::Error;
+  std::cerr << "loom: ignoring LOOM_FALLBACK='" << s << "' (expected allow, warn or error)\n";
+  return FallbackPolicy::Allow;
+}
+}  // namespace
+
+FallbackPolicy fallback_policy() {
+  int p = g_policy.load(std::memory_order_relaxed);
+  if (p < 0) {
+    p = static_cast<int>(policy_from_env());
+    g_policy.store(p, std::memory_order_relaxed);
+  }
+  return static_cast<FallbackPolicy>(p);
+}
+
+void set_fallback_policy(FallbackPolicy p) { g_policy.store(static_cast<int>(p)); }
+
+uint64_t fallback_count(const std::string& op, const std::string& device_type) {
+  const OpDef* def = Dispatcher::instance().find(op);
+  const int slot = find_device_type_slot(device_type);
+  if (!def || slot < 0) return 0;
+  return def->fallback_count(slot);
+}
+
+std::vector<FallbackRecord> fallback_counts() {
+  std::vector<FallbackRecord> out;
+  const auto types = device_type_names();
+  for (const OpDef* op : Dispatcher::instance().ops())
+    for (size_t slot = 0; slot < types.size(); ++slot)
+      if (uint64_t n = op->fallback_count(static_cast<int>(slot)))
+        out.push_back({op->name(), types[slot], n});
+  return out;
+}
+
+}  // namespace loom

@@ -1,0 +1,68 @@
+// factories.cpp — empty, zeros, ones, full, arange, rand, randn, *_like.
+#include <loom/error.h>
+#include <loom/ops.h>
+
+#include <cmath>
+
+namespace loom {
+
+Tensor empty(IntArrayRef sizes, DType dtype, Device device) {
+  for (size_t i = 0; i < sizes.size(); ++i)
+    LOOM_CHECK(sizes[i] >= 0, "empty: negative dimension ", sizes[i], " in size ", shape_str(sizes));
+  const size_t nbytes = static_cast<size_t>(shape_numel(sizes)) * itemsize(dtype);
+  return Tensor(detail::make_intrusive<TensorImpl>(allocate_storage(device, nbytes), dtype, sizes,
+                                                   contiguous_strides(sizes), 0));
+}
+
+Tensor zeros(IntArrayRef sizes, DType dtype, Device device) {
+  return empty(sizes, dtype, device).fill_(0);
+}
+Tensor ones(IntArrayRef sizes, DType dtype, Device device) {
+  return empty(sizes, dtype, device).fill_(1);
+}
+Tensor full(IntArrayRef sizes, Scalar value, std::optional<DType> dtype, Device device) {
+  return empty(sizes, dtype.value_or(value.default_dtype()), device).fill_(value);
+}
+
+Tensor scalar_tensor(Scalar value, Device device) {
+  Tensor t = full({}, value, std::nullopt, device);
+  t.impl()->set_wrapped_number(true);
+  return t;
+}
+
+Tensor arange(Scalar end, std::optional<DType> dtype, Device device) {
+  return arange(0, end, 1, dtype, device);
+}
+
+Tensor arange(Scalar start, Scalar end, Scalar step, std::optional<DType> dtype, Device device) {
+  const bool floating = start.is_floating_point() || end.is_floating_point() || step.is_floating_point();
+  const DType t = dtype.value_or(floating ? kDefaultFloat : DType::Int64);
+  const double s = start.to_double(), e = end.to_double(), st = step.to_double();
+  LOOM_CHECK(st != 0, "arange: step must be nonzero");
+  LOOM_CHECK(std::isfinite(s) && std::isfinite(e), "arange: unsupported range ", s, " -> ", e);
+  LOOM_CHECK((st > 0 && e >= s) || (st < 0 && e <= s), "arange: upper bound ", e,
+             " and lower bound ", s, " are inconsistent with step sign ", st);
+  const auto n = static_cast<int64_t>(std::ceil((e - s) / st));
+  // Computed on the host in the widest type, then cast and moved once.
+  if (floating || is_floating_point(t)) {
+    std::vector<double> v(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) v[i] = s + static_cast<double>(i) * st;
+    return from_vector(v, {n}).to(t).to(device);
+  }
+  std::vector<int64_t> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) v[i] = start.to_int() + i * step.to_int();
+  return from_vector(v, {n}).to(t).to(device);
+}
+
+Tensor rand(IntArrayRef sizes, DType dtype, Device device) {
+  return empty(sizes, dtype, device).uniform_(0, 1);
+}
+Tensor randn(IntArrayRef sizes, DType dtype, Device device) {
+  return empty(sizes, dtype, device).normal_(0, 1);
+}
+
+Tensor empty_like(const Tensor& t) { return empty(t.sizes(), t.dtype(), t.device()); }
+Tensor zeros_like(const Tensor& t) { return zeros(t.sizes(), t.dtype(), t.device()); }
+Tensor ones_like(const Tensor& t) { return ones(t.sizes(), t.dtype(), t.device()); }
+
+}  // namespace loom

@@ -1,0 +1,141 @@
+// transfer.cpp — moving bytes between devices, and the conversions built on
+// it: to(device), to(dtype), contiguous, clone, item, to_vector, from_vector.
+#include "device_registry.h"
+#include "transfer.h"
+
+#include <loom/error.h>
+#include <loom/ops.h>
+#include <loom/plugin.hpp>
+
+#include <cstring>
+
+namespace loom {
+namespace detail {
+
+Span storage_span(const TensorImpl& t) {
+  Span s{t.storage_offset(), t.storage_offset()};
+  if (t.numel() == 0) return {t.storage_offset(), t.storage_offset() - 1};
+  for (size_t i = 0; i < t.sizes().size(); ++i) s.last += (t.sizes()[i] - 1) * t.strides()[i];
+  return s;
+}
+
+void copy_bytes(Device dst_dev, void* dst, Device src_dev, const void* src, size_t nbytes) {
+  if (nbytes == 0) return;
+  const auto& d = device_type(dst_dev.type);
+  const auto& s = device_type(src_dev.type);
+  LoomError* err = nullptr;
+  if (s.host_memory() && d.host_memory()) {
+    std::memcpy(dst, src, nbytes);
+  } else if (s.host_memory()) {
+    err = d.desc.copy_from_host(d.desc.device_data, dst_dev.index, dst, src, nbytes, nullptr);
+  } else if (d.host_memory()) {
+    err = s.desc.copy_to_host(s.desc.device_data, src_dev.index, dst, src, nbytes, nullptr);
+  } else if (&d == &s && d.desc.copy_on_device) {
+    err = d.desc.copy_on_device(d.desc.device_data, dst_dev.index, dst, src_dev.index, src, nbytes,
+                                nullptr);
+  } else {  // stage through host memory
+    Storage host = allocate_storage(cpu_device(), nbytes);
+    copy_bytes(cpu_device(), host->data(), src_dev, src, nbytes);
+    copy_bytes(dst_dev, dst, cpu_device(), host->data(), nbytes);
+  }
+  if (err) throw_abi_error(err, cat("copying ", nbytes, " bytes from ", src_dev.str(), " to ", dst_dev.str()));
+}
+
+Tensor span_copy(const TensorImpl& t, Device to) {
+  const Span span = storage_span(t);
+  const size_t isz = itemsize(t.dtype());
+  const size_t nbytes = span.empty() ? 0 : static_cast<size_t>(span.last - span.first + 1) * isz;
+  Storage storage = allocate_storage(to, nbytes);
+  if (nbytes)
+    copy_bytes(to, storage->data(), t.device(),
+               static_cast<const char*>(t.storage()->data()) + span.first * isz, nbytes);
+  return Tensor(make_intrusive<TensorImpl>(std::move(storage), t.dtype(), t.sizes(), t.strides(),
+                                           t.storage_offset() - (span.empty() ? t.storage_offset() : span.first)));
+}
+
+void span_write_back(const Tensor& from, const TensorImpl& to) {
+  const Span span = storage_span(to);
+  if (span.empty()) return;
+  const size_t isz = itemsize(to.dtype());
+  copy_bytes(to.device(), static_cast<char*>(to.storage()->data()) + span.first * isz,
+             from.device(), from.storage()->data(),
+             static_cast<size_t>(span.last - span.first + 1) * isz);
+}
+
+}  // namespace detail
+
+Tensor Tensor::contiguous() const {
+  if (is_contiguous()) return *this;
+  Tensor out = empty(sizes(), dtype(), device());
+  out.copy_(*this);
+  return out;
+}
+
+Tensor Tensor::clone() const {
+  Tensor out = empty(sizes(), dtype(), device());
+  out.copy_(*this);
+  return out;
+}
+
+Tensor Tensor::to(DType t) const {
+  if (t == dtype()) return *this;
+  Tensor out = empty(sizes(), t, device());
+  out.copy_(*this);
+  return out;
+}
+
+Tensor Tensor::to(Device d) const {
+  if (d == device()) return *this;
+  Tensor src = contiguous();
+  Tensor out = empty(sizes(), dtype(), d);
+  detail::copy_bytes(d, out.data_ptr(), src.device(), src.data_ptr(), src.nbytes());
+  return out;
+}
+
+Tensor Tensor::to(Device d, DType t) const { return to(t).to(d); }
+Tensor Tensor::cpu() const { return to(cpu_device()); }
+
+template <class T>
+std::vector<T> Tensor::to_vector() const {
+  Tensor host = cpu().to(dtype_of<T>()).contiguous();  // cast on the host, not the device
+  const T* p = host.data_ptr<T>();
+  return std::vector<T>(p, p + host.numel());
+}
+
+template <class T>
+T Tensor::item() const {
+  LOOM_CHECK(numel() == 1, "item(): a tensor with ", numel(),
+             " elements cannot be converted to a scalar");
+  return to_vector<T>()[0];
+}
+
+Scalar Tensor::item() const {
+  if (is_floating_point()) return Scalar(item<double>());
+  if (dtype() == DType::Bool) return Scalar(item<bool>());
+  return Scalar(item<int64_t>());
+}
+
+template <class T>
+Tensor from_vector(const std::vector<T>& values, IntArrayRef sizes, Device device) {
+  const int64_t n = shape_numel(sizes);
+  LOOM_CHECK(n == static_cast<int64_t>(values.size()), "from_vector: shape ", shape_str(sizes),
+             " needs ", n, " values but ", values.size(), " were given");
+  Tensor out = empty(sizes, dtype_of<T>(), device);
+  if constexpr (std::is_same_v<T, bool>) {  // vector<bool> is packed
+    std::vector<uint8_t> bytes(values.begin(), values.end());
+    detail::copy_bytes(device, out.data_ptr(), cpu_device(), bytes.data(), bytes.size());
+  } else {
+    detail::copy_bytes(device, out.data_ptr(), cpu_device(), values.data(), values.size() * sizeof(T));
+  }
+  return out;
+}
+
+#define LOOM_INSTANTIATE_CONVERSIONS(Name, py, code, dl, bits)                                  \
+  template std::vector<plugin::DTypeTraits<code>::type> Tensor::to_vector() const;              \
+  template plugin::DTypeTraits<code>::type Tensor::item() const;                                \
+  template Tensor from_vector(const std::vector<plugin::DTypeTraits<code>::type>&, IntArrayRef, \
+                              Device);
+LOOM_DTYPE_LIST(LOOM_INSTANTIATE_CONVERSIONS)
+#undef LOOM_INSTANTIATE_CONVERSIONS
+
+}  // namespace loom

@@ -1,0 +1,27 @@
+// transfer.h (core-internal) — byte movement between devices.
+#pragma once
+
+#include <loom/tensor.h>
+
+namespace loom::detail {
+
+// The element range [first, last] of the storage a tensor touches
+// (empty when last < first).
+struct Span {
+  int64_t first;
+  int64_t last;
+  bool empty() const { return last < first; }
+};
+Span storage_span(const TensorImpl& t);
+
+// Raw bytes between any two devices, through each plugin's copy functions
+// (staged through host memory between two non-host device types).
+void copy_bytes(Device dst_dev, void* dst, Device src_dev, const void* src, size_t nbytes);
+
+// A copy of the storage span `t` covers, on `to`, viewed with t's sizes and
+// strides: the layout is kept, so broadcast or strided views stay cheap.
+Tensor span_copy(const TensorImpl& t, Device to);
+// Writes `from` (a span_copy of `to`) back over to's span.
+void span_write_back(const Tensor& from, const TensorImpl& to);
+
+}  // namespace loom::detail

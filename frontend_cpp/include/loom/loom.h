@@ -1,0 +1,32 @@
+// loom/loom.h — everything a C++ user of loom needs, in one include.
+//
+//   #include <loom/loom.h>
+//   auto a = loom::rand({2, 3});
+//   auto b = loom::ones({3, 4}, loom::DType::Float32, "sim");
+//   std::cout << a.matmul(b.cpu()).relu() << "\n";
+//
+// Devices are plugins: the first use of "cpu", "sim" or "cuda" loads the
+// plugin that provides it (see `loom-info`).
+#pragma once
+
+#include <loom/device.h>
+#include <loom/dispatcher.h>
+#include <loom/dtype.h>
+#include <loom/error.h>
+#include <loom/ops.h>
+#include <loom/registry.h>
+#include <loom/scalar.h>
+#include <loom/tensor.h>
+
+namespace loom {
+// Makes sure the plugin registry is the core's device-type resolver.
+// Idempotent and cheap after the first call.
+void init();
+
+namespace detail {
+// Every file that includes loom.h calls init() during static initialisation
+// (like <iostream>'s Init object). That keeps libloom linked even under
+// --as-needed and installs the registry before main().
+[[maybe_unused]] static const bool loom_frontend_initialised = (::loom::init(), true);
+}  // namespace detail
+}  // namespace loom

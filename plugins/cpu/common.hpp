@@ -1,0 +1,170 @@
+// Shared by every CPU kernel file: argument checks that cost a few branches
+// on success and build their message only on failure, dtype dispatch, the
+// OpenMP work splitter and scalar conversion.
+#pragma once
+
+#include <loom/plugin.hpp>
+#include <loom/plugin/cast.hpp>
+#include <loom/plugin/half.hpp>
+
+#include <omp.h>
+
+#include <cstdint>
+
+namespace loom::cpu {
+
+using plugin::BFloat16;
+using plugin::Half;
+
+// Below this many elements a loop runs on the calling thread: waking the
+// OpenMP team costs microseconds, and tiny tensors must pay nothing.
+inline constexpr int64_t kParallelGrain = 32768;
+
+// ---------------------------------------------------------------- errors ---
+
+// Throws plugin::Failure(code, printf-formatted message). Kept out of line so
+// the checks below inline to a compare and a cold call.
+[[noreturn]] void fail(int32_t code, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+
+[[noreturn]] void fail_dtype(const char* op, int32_t dtype);
+
+inline void expect_arity(const LoomKernelCall& c, const char* op, int32_t inputs, int32_t outputs) {
+  if (c.num_inputs != inputs || c.num_outputs != outputs) [[unlikely]]
+    fail(LOOM_STATUS_INVALID_ARGUMENT, "cpu %s: expected %d inputs and %d outputs, got %d and %d",
+         op, inputs, outputs, c.num_inputs, c.num_outputs);
+}
+
+inline void expect_values(const LoomKernelCall& c, const char* op, int32_t values) {
+  if (c.num_values < values) [[unlikely]]
+    fail(LOOM_STATUS_INVALID_ARGUMENT, "cpu %s: expected %d non-tensor arguments, got %d", op,
+         values, c.num_values);
+}
+
+// `t` must have `ref`'s ndim and shape (elementwise operands are already
+// broadcast by the core) and, when `same_dtype`, its dtype.
+inline void expect_like(const LoomTensorDesc& t, const LoomTensorDesc& ref, const char* op,
+                        bool same_dtype = true) {
+  bool ok = t.ndim == ref.ndim && (!same_dtype || t.dtype == ref.dtype);
+  for (int32_t d = 0; ok && d < ref.ndim; ++d) ok = t.shape[d] == ref.shape[d];
+  if (!ok) [[unlikely]]
+    fail(LOOM_STATUS_INVALID_ARGUMENT,
+         "cpu %s: an input does not match the output (ndim %d vs %d, dtype %s vs %s, or shape)",
+         op, t.ndim, ref.ndim, plugin::dtype_name(t.dtype), plugin::dtype_name(ref.dtype));
+}
+
+// True when every descriptor is contiguous (they share one shape).
+template <class... D>
+inline bool all_contiguous(const D&... t) {
+  return (plugin::is_contiguous(t) && ...);
+}
+
+// ------------------------------------------------------------- dispatch ---
+
+// Calls f(T{}) for the C++ type of `dtype` when it is in the dtype class;
+// otherwise LOOM_STATUS_UNSUPPORTED naming op and dtype.
+enum class DTypes { All, NoBool, Floating };
+
+template <DTypes Set, class F>
+inline void dispatch(int32_t dtype, const char* op, F&& f) {
+  if constexpr (Set == DTypes::All) {
+    if (dtype == LOOM_DTYPE_BOOL) return f(bool{});
+  }
+  if constexpr (Set != DTypes::Floating) {
+    switch (dtype) {
+      case LOOM_DTYPE_UINT8: return f(uint8_t{});
+      case LOOM_DTYPE_INT8: return f(int8_t{});
+      case LOOM_DTYPE_INT16: return f(int16_t{});
+      case LOOM_DTYPE_INT32: return f(int32_t{});
+      case LOOM_DTYPE_INT64: return f(int64_t{});
+      default: break;
+    }
+  }
+  switch (dtype) {
+    case LOOM_DTYPE_FLOAT16: return f(Half{});
+    case LOOM_DTYPE_BFLOAT16: return f(BFloat16{});
+    case LOOM_DTYPE_FLOAT32: return f(float{});
+    case LOOM_DTYPE_FLOAT64: return f(double{});
+    default: break;
+  }
+  fail_dtype(op, dtype);
+}
+
+// The masks matching each class, for registration.
+inline constexpr uint64_t kFloatingMask =
+    LOOM_DTYPE_BIT(LOOM_DTYPE_FLOAT16) | LOOM_DTYPE_BIT(LOOM_DTYPE_BFLOAT16) |
+    LOOM_DTYPE_BIT(LOOM_DTYPE_FLOAT32) | LOOM_DTYPE_BIT(LOOM_DTYPE_FLOAT64);
+inline constexpr uint64_t kAllMask = (uint64_t{1} << LOOM_DTYPE_COUNT) - 1;
+inline constexpr uint64_t kNoBoolMask = kAllMask & ~LOOM_DTYPE_BIT(LOOM_DTYPE_BOOL);
+
+// ----------------------------------------------------------- arithmetic ---
+
+// The type a dtype computes in: 16-bit floats widen to float; integers use
+// the unsigned type of at least 32 bits so overflow wraps (two's complement,
+// like PyTorch) instead of being undefined; bool stays bool.
+template <class T>
+struct ComputeType {
+  using type = T;
+};
+template <> struct ComputeType<Half> { using type = float; };
+template <> struct ComputeType<BFloat16> { using type = float; };
+template <> struct ComputeType<uint8_t> { using type = uint32_t; };
+template <> struct ComputeType<int8_t> { using type = uint32_t; };
+template <> struct ComputeType<int16_t> { using type = uint32_t; };
+template <> struct ComputeType<int32_t> { using type = uint32_t; };
+template <> struct ComputeType<int64_t> { using type = uint64_t; };
+template <class T>
+using compute_t = typename ComputeType<T>::type;
+
+// Storage -> compute and back. Integer round trips are modular (C++20).
+template <class T>
+inline compute_t<T> widen(T v) {
+  return static_cast<compute_t<T>>(v);
+}
+template <class T>
+inline T narrow(compute_t<T> v) {
+  return static_cast<T>(v);
+}
+
+// A Scalar argument (bool, int or float) as a value of dtype-type T, with
+// the casting rules of plugin/cast.hpp.
+template <class T>
+inline T scalar_as(const LoomValue& v) {
+  switch (v.kind) {
+    case LOOM_VALUE_BOOL: return plugin::cast<T>(v.u.i != 0);
+    case LOOM_VALUE_INT: return plugin::cast<T>(static_cast<int64_t>(v.u.i));
+    case LOOM_VALUE_FLOAT: return plugin::cast<T>(v.u.f);
+    default: break;
+  }
+  fail(LOOM_STATUS_INVALID_ARGUMENT, "cpu: expected a Scalar argument, got value kind %d", v.kind);
+}
+
+// ------------------------------------------------------------- parallel ---
+
+// Runs f(begin, end) over [0, n): on the calling thread when n <= grain (or
+// already inside a parallel region), else in contiguous blocks across an
+// OpenMP team no larger than n / grain. f must not throw.
+template <class F>
+inline void parallel_for(int64_t n, int64_t grain, F&& f) {
+  if (n <= grain || omp_in_parallel()) {
+    if (n > 0) f(int64_t{0}, n);
+    return;
+  }
+  int64_t want = (n + grain - 1) / grain;
+  const int64_t max_threads = omp_get_max_threads();
+  if (want > max_threads) want = max_threads;
+  if (want <= 1) {
+    f(int64_t{0}, n);
+    return;
+  }
+#pragma omp parallel num_threads(static_cast<int>(want))
+  {
+    const int64_t nt = omp_get_num_threads();
+    const int64_t t = omp_get_thread_num();
+    const int64_t chunk = (n + nt - 1) / nt;
+    const int64_t begin = t * chunk;
+    const int64_t end = begin + chunk < n ? begin + chunk : n;
+    if (begin < end) f(begin, end);
+  }
+}
+
+}  // namespace loom::cpu

@@ -1,0 +1,89 @@
+// The "cpu" device type: one device whose memory is ordinary host memory.
+// Blocks are 64-byte aligned (a cache line, and enough for any vector ISA
+// and for oneDNN); copies are memcpy; there are no streams or events, so
+// every kernel has finished when it returns and synchronize has nothing to do.
+#include "common.hpp"
+#include "kernels.hpp"
+
+#include <cstdlib>
+#include <cstring>
+
+namespace loom::cpu {
+namespace {
+
+constexpr size_t kAlignment = 64;
+
+int32_t device_count(void*) { return 1; }
+
+LoomError* allocate(void*, int32_t index, size_t nbytes, void** out_ptr) {
+  *out_ptr = nullptr;
+  if (nbytes == 0) return nullptr;  // the ABI allows NULL for 0 bytes
+  // aligned_alloc wants a multiple of the alignment; an absurd size would
+  // wrap when rounded up, so it is refused like any failed allocation.
+  void* p = nullptr;
+  if (nbytes <= SIZE_MAX - (kAlignment - 1))
+    p = std::aligned_alloc(kAlignment, (nbytes + kAlignment - 1) & ~(kAlignment - 1));
+  if (p == nullptr) {
+    char msg[160];
+    std::snprintf(msg, sizeof msg,
+                  "cpu:%d: out of memory: failed to allocate %zu bytes (%.2f GiB)", index, nbytes,
+                  static_cast<double>(nbytes) / (1024.0 * 1024.0 * 1024.0));
+    return plugin::make_error(LOOM_STATUS_OUT_OF_MEMORY, msg);
+  }
+  *out_ptr = p;
+  return nullptr;
+}
+
+void deallocate(void*, int32_t, void* ptr, size_t) { std::free(ptr); }
+
+// memcpy with a NULL pointer is undefined even for 0 bytes, and 0-byte
+// tensors may have NULL data.
+LoomError* copy_bytes(void* dst, const void* src, size_t nbytes) {
+  if (nbytes != 0) std::memcpy(dst, src, nbytes);
+  return nullptr;
+}
+
+LoomError* copy_to_host(void*, int32_t, void* host_dst, const void* device_src, size_t nbytes,
+                        void*) {
+  return copy_bytes(host_dst, device_src, nbytes);
+}
+
+LoomError* copy_from_host(void*, int32_t, void* device_dst, const void* host_src, size_t nbytes,
+                          void*) {
+  return copy_bytes(device_dst, host_src, nbytes);
+}
+
+LoomError* copy_on_device(void*, int32_t, void* dst, int32_t, const void* src, size_t nbytes,
+                          void*) {
+  // memmove: the host may copy between overlapping parts of one storage.
+  if (nbytes != 0) std::memmove(dst, src, nbytes);
+  return nullptr;
+}
+
+LoomError* synchronize(void*, int32_t) { return nullptr; }
+
+LoomDeviceTypeDesc make_desc() {
+  LoomDeviceTypeDesc d{};
+  d.struct_size = sizeof d;
+  d.name = "cpu";
+  d.device_data = nullptr;
+  d.flags = LOOM_DEVICE_HOST_MEMORY;
+  d.device_count = &device_count;
+  d.allocate = &allocate;
+  d.deallocate = &deallocate;
+  d.copy_to_host = &copy_to_host;
+  d.copy_from_host = &copy_from_host;
+  d.copy_on_device = &copy_on_device;
+  d.synchronize = &synchronize;
+  // Streams and events stay NULL: CPU kernels run synchronously.
+  return d;
+}
+
+}  // namespace
+
+const LoomDeviceTypeDesc& device_type_desc() {
+  static const LoomDeviceTypeDesc desc = make_desc();
+  return desc;
+}
+
+}  // namespace loom::cpu

@@ -1,0 +1,112 @@
+// matmul entry: validates the call, simplifies the batch dims into a
+// MatmulProblem, and picks a path. float32 and bfloat16 go to oneDNN when it
+// has a real (non-reference) implementation for the layout on this CPU and
+// the problem is big enough to repay its per-call setup; everything else —
+// float64, float16, integers, tiny or exotic problems — runs the blocked loop.
+#include "common.hpp"
+#include "kernels.hpp"
+#include "matmul.hpp"
+
+namespace loom::cpu {
+namespace {
+
+// Below this many multiply-adds the loop beats oneDNN's per-call cost
+// (memory objects, stream, dispatch: a few microseconds).
+constexpr int64_t kOnednnMinMacs = 4096;
+
+void check_operand(const LoomTensorDesc& t, const LoomTensorDesc& c, const char* what) {
+  if (t.ndim != c.ndim || t.dtype != c.dtype)
+    fail(LOOM_STATUS_INVALID_ARGUMENT,
+         "cpu matmul: %s must have the output's ndim and dtype (%d/%s vs %d/%s)", what, t.ndim,
+         plugin::dtype_name(t.dtype), c.ndim, plugin::dtype_name(c.dtype));
+}
+
+MatmulProblem make_problem(const LoomTensorDesc& a, const LoomTensorDesc& b,
+                           const LoomTensorDesc& c) {
+  const int32_t nd = c.ndim;
+  if (nd < 2) fail(LOOM_STATUS_INVALID_ARGUMENT, "cpu matmul: operands need ndim >= 2, got %d", nd);
+  check_operand(a, c, "self");
+  check_operand(b, c, "other");
+  MatmulProblem p;
+  p.dtype = c.dtype;
+  p.M = c.shape[nd - 2];
+  p.N = c.shape[nd - 1];
+  p.K = a.shape[nd - 1];
+  if (a.shape[nd - 2] != p.M || b.shape[nd - 2] != p.K || b.shape[nd - 1] != p.N)
+    fail(LOOM_STATUS_INVALID_ARGUMENT,
+         "cpu matmul: shapes [..., %lld, %lld] x [..., %lld, %lld] -> [..., %lld, %lld] do not "
+         "match",
+         static_cast<long long>(a.shape[nd - 2]), static_cast<long long>(a.shape[nd - 1]),
+         static_cast<long long>(b.shape[nd - 2]), static_cast<long long>(b.shape[nd - 1]),
+         static_cast<long long>(p.M), static_cast<long long>(p.N));
+  p.a_m = a.strides[nd - 2];
+  p.a_k = a.strides[nd - 1];
+  p.b_k = b.strides[nd - 2];
+  p.b_n = b.strides[nd - 1];
+  p.c_m = c.strides[nd - 2];
+  p.c_n = c.strides[nd - 1];
+  p.a = static_cast<const char*>(a.data) + a.byte_offset;
+  p.b = static_cast<const char*>(b.data) + b.byte_offset;
+  p.c = static_cast<char*>(c.data) + c.byte_offset;
+  p.nbatch = 0;
+  for (int32_t d = 0; d < nd - 2; ++d) {
+    const int64_t size = c.shape[d];
+    // An operand of size 1 in a batch dim is broadcast whatever its stride.
+    const auto bstride = [&](const LoomTensorDesc& t, const char* what) -> int64_t {
+      if (t.shape[d] == size) return size == 1 ? 0 : t.strides[d];
+      if (t.shape[d] == 1) return 0;
+      fail(LOOM_STATUS_INVALID_ARGUMENT,
+           "cpu matmul: %s has batch size %lld at dim %d, output has %lld", what,
+           static_cast<long long>(t.shape[d]), d, static_cast<long long>(size));
+    };
+    const int64_t sa = bstride(a, "self"), sb = bstride(b, "other"), sc = c.strides[d];
+    if (size == 1) continue;
+    if (size == 0) {  // no elements at all
+      p.nbatch = 1;
+      p.batch[0] = 0;
+      p.a_batch_stride[0] = p.b_batch_stride[0] = p.c_batch_stride[0] = 0;
+      return p;
+    }
+    const int32_t i = p.nbatch;
+    if (i > 0 && p.a_batch_stride[i - 1] == sa * size && p.b_batch_stride[i - 1] == sb * size &&
+        p.c_batch_stride[i - 1] == sc * size) {
+      p.batch[i - 1] *= size;
+      p.a_batch_stride[i - 1] = sa;
+      p.b_batch_stride[i - 1] = sb;
+      p.c_batch_stride[i - 1] = sc;
+      continue;
+    }
+    p.batch[i] = size;
+    p.a_batch_stride[i] = sa;
+    p.b_batch_stride[i] = sb;
+    p.c_batch_stride[i] = sc;
+    ++p.nbatch;
+  }
+  return p;
+}
+
+}  // namespace
+
+void matmul(const LoomKernelCall& c) {
+  expect_arity(c, "matmul", 2, 1);
+  const LoomTensorDesc& out = c.outputs[0];
+  if (out.dtype == LOOM_DTYPE_BOOL || out.dtype < 0 || out.dtype >= LOOM_DTYPE_COUNT)
+    fail_dtype("matmul", out.dtype);
+  if (out.ndim > kMaxBatchDims + 2)
+    fail(LOOM_STATUS_UNSUPPORTED, "cpu matmul: %d dims is more than supported", out.ndim);
+  const MatmulProblem p = make_problem(c.inputs[0], c.inputs[1], out);
+  const int64_t batches = p.batch_count();
+  if (batches == 0 || p.M == 0 || p.N == 0) return;
+  const bool onednn_dtype = p.dtype == LOOM_DTYPE_FLOAT32 || p.dtype == LOOM_DTYPE_BFLOAT16;
+#if LOOM_CPU_HAVE_ONEDNN
+  if (onednn_dtype && p.K > 0 && batches * p.M * p.N * p.K >= kOnednnMinMacs &&
+      matmul_onednn(p))
+    return;
+#else
+  (void)onednn_dtype;
+  (void)kOnednnMinMacs;
+#endif
+  matmul_loop(p);
+}
+
+}  // namespace loom::cpu

@@ -1,0 +1,187 @@
+// matmul through oneDNN's matmul primitive, with a cache of primitives.
+//
+// Building a primitive (primitive_desc + JIT) costs far more than running a
+// small one, and models call matmul with the same few shapes over and over,
+// so primitives are kept in a small LRU keyed by everything that shapes one:
+// dtype, dims and strides of src, weights and dst. The key also remembers
+// failures: a layout or dtype oneDNN cannot do well (no implementation, or
+// only its slow reference one — e.g. bfloat16 on a CPU without AVX-512) is
+// cached as "use the loop", so the check happens once per shape, at run time.
+//
+// Broadcast batch dims (stride 0 in loom) become size-1 dims, which oneDNN
+// broadcasts itself. oneDNN uses the same OpenMP runtime as the plugin.
+#include "common.hpp"
+#include "matmul.hpp"
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace loom::cpu {
+namespace {
+
+using dnnl::memory;
+
+constexpr size_t kCacheCapacity = 64;
+constexpr int kOnednnMaxDims = 12;  // DNNL_MAX_NDIMS in oneDNN 2.x
+
+struct CachedPrimitive {
+  std::vector<int64_t> key;
+  bool usable = false;  // false: oneDNN has nothing good here; use the loop
+  memory::desc src_md, wei_md, dst_md;
+  dnnl::matmul prim;
+  uint64_t last_use = 0;
+};
+
+class PrimitiveCache {
+ public:
+  // The entry for `key`, built by `make` on a miss. Shared ownership: an
+  // entry evicted while another thread runs it stays alive until that run
+  // ends. Two threads missing together may both build; the cache keeps both
+  // briefly and the older one ages out.
+  template <class Make>
+  std::shared_ptr<const CachedPrimitive> get(const std::vector<int64_t>& key, Make&& make) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (auto& e : entries_) {
+        if (e->key == key) {
+          e->last_use = ++clock_;
+          return e;
+        }
+      }
+    }
+    // Build outside the lock: creation may JIT for milliseconds.
+    auto fresh = std::make_shared<CachedPrimitive>(make());
+    fresh->key = key;
+    std::lock_guard<std::mutex> lock(mu_);
+    fresh->last_use = ++clock_;
+    if (entries_.size() >= kCacheCapacity) {
+      auto lru = std::min_element(entries_.begin(), entries_.end(), [](const auto& x, const auto& y) {
+        return x->last_use < y->last_use;
+      });
+      *lru = fresh;
+    } else {
+      entries_.push_back(fresh);
+    }
+    return fresh;
+  }
+
+ private:
+  std::mutex mu_;
+  uint64_t clock_ = 0;
+  std::vector<std::shared_ptr<CachedPrimitive>> entries_;
+};
+
+PrimitiveCache& cache() {
+  static PrimitiveCache c;
+  return c;
+}
+
+const dnnl::engine& engine() {
+  static const dnnl::engine e(dnnl::engine::kind::cpu, 0);
+  return e;
+}
+
+// One in-order CPU stream per thread: streams are not meant to be shared
+// between threads that submit concurrently.
+dnnl::stream& thread_stream() {
+  thread_local dnnl::stream s(engine());
+  return s;
+}
+
+// dims/strides of one operand. A broadcast batch dim (stride 0) becomes a
+// size-1 dim; the stride given to a size-1 dim never matters, so it gets the
+// dense value oneDNN's layout checks expect.
+struct Layout {
+  memory::dims dims, strides;
+};
+
+Layout layout(const MatmulProblem& p, const int64_t* batch_strides, int64_t rows, int64_t cols,
+              int64_t row_stride, int64_t col_stride, bool is_dst) {
+  Layout l;
+  const int nd = p.nbatch + 2;
+  l.dims.resize(static_cast<size_t>(nd));
+  l.strides.resize(static_cast<size_t>(nd));
+  for (int i = 0; i < p.nbatch; ++i) {
+    const bool bcast = !is_dst && batch_strides[i] == 0;
+    l.dims[static_cast<size_t>(i)] = bcast ? 1 : p.batch[i];
+    l.strides[static_cast<size_t>(i)] = batch_strides[i];
+  }
+  l.dims[static_cast<size_t>(nd - 2)] = rows;
+  l.dims[static_cast<size_t>(nd - 1)] = cols;
+  l.strides[static_cast<size_t>(nd - 2)] = row_stride;
+  l.strides[static_cast<size_t>(nd - 1)] = col_stride;
+  // Size-1 dims: replace their stride by the extent of everything inside.
+  for (int i = nd - 1; i >= 0; --i) {
+    if (l.dims[static_cast<size_t>(i)] != 1) continue;
+    int64_t extent = 1;
+    for (int j = i + 1; j < nd; ++j)
+      extent = std::max(extent, l.strides[static_cast<size_t>(j)] * l.dims[static_cast<size_t>(j)]);
+    l.strides[static_cast<size_t>(i)] = extent;
+  }
+  return l;
+}
+
+CachedPrimitive build(memory::data_type dt, const Layout& src, const Layout& wei,
+                      const Layout& dst) {
+  CachedPrimitive c;
+  try {
+    c.src_md = memory::desc(src.dims, dt, src.strides);
+    c.wei_md = memory::desc(wei.dims, dt, wei.strides);
+    c.dst_md = memory::desc(dst.dims, dt, dst.strides);
+    const dnnl::matmul::desc d(c.src_md, c.wei_md, c.dst_md);
+    const dnnl::matmul::primitive_desc pd(d, engine(), /*allow_empty=*/true);
+    if (!pd) return c;
+    // The reference implementation is a naive loop: ours is faster.
+    const char* impl = pd.impl_info_str();
+    if (impl == nullptr || std::strncmp(impl, "ref", 3) == 0) return c;
+    c.prim = dnnl::matmul(pd);
+    c.usable = true;
+  } catch (const dnnl::error&) {
+    c.usable = false;
+  }
+  return c;
+}
+
+}  // namespace
+
+bool matmul_onednn(const MatmulProblem& p) {
+  if (p.nbatch + 2 > kOnednnMaxDims) return false;
+  memory::data_type dt;
+  switch (p.dtype) {
+    case LOOM_DTYPE_FLOAT32: dt = memory::data_type::f32; break;
+    case LOOM_DTYPE_BFLOAT16: dt = memory::data_type::bf16; break;
+    default: return false;
+  }
+  const Layout src = layout(p, p.a_batch_stride, p.M, p.K, p.a_m, p.a_k, false);
+  const Layout wei = layout(p, p.b_batch_stride, p.K, p.N, p.b_k, p.b_n, false);
+  const Layout dst = layout(p, p.c_batch_stride, p.M, p.N, p.c_m, p.c_n, true);
+
+  std::vector<int64_t> key;
+  key.reserve(2 + 6 * src.dims.size());
+  key.push_back(p.dtype);
+  key.push_back(static_cast<int64_t>(src.dims.size()));
+  for (const Layout* l : {&src, &wei, &dst}) {
+    key.insert(key.end(), l->dims.begin(), l->dims.end());
+    key.insert(key.end(), l->strides.begin(), l->strides.end());
+  }
+  try {
+    const auto entry = cache().get(key, [&] { return build(dt, src, wei, dst); });
+    if (!entry->usable) return false;
+    memory a(entry->src_md, engine(), const_cast<void*>(p.a));
+    memory b(entry->wei_md, engine(), const_cast<void*>(p.b));
+    memory c(entry->dst_md, engine(), p.c);
+    dnnl::stream& s = thread_stream();
+    entry->prim.execute(s, {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}});
+    s.wait();
+  } catch (const dnnl::error&) {
+    return false;  // the loop recomputes every output element
+  }
+  return true;
+}
+
+}  // namespace loom::cpu

@@ -1,0 +1,34 @@
+// The plugin entry: registers the "cpu" device type and every kernel with
+// the dtypes it takes. Kernels take any strides, so none is CONTIGUOUS_ONLY.
+#include "common.hpp"
+#include "kernels.hpp"
+
+#include <loom/plugin.hpp>
+
+namespace loom::cpu {
+namespace {
+
+constexpr uint64_t kMatmulMask = kNoBoolMask;
+
+void init(plugin::Registrar& r) {
+  r.device_type(device_type_desc());
+  using plugin::kernel;
+  r.kernel("fill_", "cpu", kernel<fill_>, kAllMask);
+  r.kernel("copy_", "cpu", kernel<copy_>, kAllMask);
+  r.kernel("add", "cpu", kernel<add>, kAllMask);
+  r.kernel("sub", "cpu", kernel<sub>, kNoBoolMask);
+  r.kernel("mul", "cpu", kernel<mul>, kAllMask);
+  r.kernel("div", "cpu", kernel<div>, kFloatingMask);
+  r.kernel("neg", "cpu", kernel<neg>, kNoBoolMask);
+  r.kernel("relu", "cpu", kernel<relu>, kNoBoolMask);
+  r.kernel("exp", "cpu", kernel<exp>, kFloatingMask);
+  r.kernel("sum", "cpu", kernel<sum>, kAllMask);
+  r.kernel("matmul", "cpu", kernel<matmul>, kMatmulMask);
+  r.kernel("uniform_", "cpu", kernel<uniform_>, kFloatingMask);
+  r.kernel("normal_", "cpu", kernel<normal_>, kFloatingMask);
+}
+
+}  // namespace
+}  // namespace loom::cpu
+
+LOOM_PLUGIN("cpu", "0.1.0", loom::cpu::init)

@@ -1,0 +1,97 @@
+// Loading plugin libraries with Boost.DLL and calling their entry symbol.
+//
+// Libraries are never unloaded: storage, kernels and error objects that came
+// from a plugin may outlive any handle to it (see DESIGN.md, "Registry"), so
+// every shared_library ever opened is kept in a heap vector that is
+// intentionally never destroyed.
+#include "detail.h"
+
+#include <boost/dll/shared_library.hpp>
+
+#include <mutex>
+#include <system_error>
+
+namespace loom::registry::detail {
+
+namespace {
+
+struct Resident {
+  std::mutex mu;
+  std::vector<boost::dll::shared_library> libraries;
+};
+
+Resident& resident() {
+  static auto* r = new Resident;  // never destroyed, on purpose
+  return *r;
+}
+
+// Boost.DLL reports "<context> (dlerror system message: <text>): <errc>";
+// keep the loader's own text.
+std::string loader_text(const std::exception& e) {
+  std::string what = e.what();
+  static constexpr std::string_view kMarker = "(dlerror system message: ";
+  auto start = what.find(kMarker);
+  if (start == std::string::npos) return what;
+  start += kMarker.size();
+  auto end = what.rfind(')');
+  if (end == std::string::npos || end < start) return what.substr(start);
+  return what.substr(start, end - start);
+}
+
+}  // namespace
+
+bool open_plugin_library(const fs::path& library, const LoomPluginInfo*& info,
+                         std::string& error) {
+  info = nullptr;
+  boost::dll::shared_library lib;
+  try {
+    // rtld_now: unresolved symbols fail here, with the loader's message,
+    // rather than crash later. rtld_local: plugins do not leak symbols into
+    // each other.
+    lib.load(library, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+  } catch (const std::exception& e) {
+    error = cat("loader error: ", loader_text(e));
+    debugf("loader error for ", library.string(), ": ", loader_text(e));
+    return false;
+  }
+  debugf("loaded library ", library.string());
+
+  LoomPluginEntryFn entry = nullptr;
+  std::string symbol_error;
+  try {
+    entry = &lib.get<const LoomPluginInfo*()>(LOOM_PLUGIN_ENTRY_SYMBOL);
+  } catch (const std::exception& e) {
+    symbol_error = loader_text(e);
+  }
+
+  // From here on the library stays loaded whatever happens.
+  {
+    std::lock_guard<std::mutex> lock(resident().mu);
+    resident().libraries.push_back(std::move(lib));
+  }
+
+  if (!entry) {
+    error = cat("entry symbol '", LOOM_PLUGIN_ENTRY_SYMBOL, "' not found in ", library.string(),
+                " (is it a loom plugin? it must use LOOM_PLUGIN or export the symbol as "
+                "extern \"C\"): ",
+                symbol_error);
+    debugf("entry symbol lookup failed: ", symbol_error);
+    return false;
+  }
+
+  try {
+    info = entry();
+  } catch (...) {
+    // The entry is C and must not throw; a C++ plugin that does anyway
+    // should not take the process down.
+    error = cat("entry symbol '", LOOM_PLUGIN_ENTRY_SYMBOL, "' threw an exception");
+    return false;
+  }
+  if (!info) {
+    error = cat("entry symbol '", LOOM_PLUGIN_ENTRY_SYMBOL, "' returned NULL");
+    return false;
+  }
+  return true;
+}
+
+}  // namespace loom::registry::detail

@@ -1,0 +1,109 @@
+// loom-info: loads every plugin it can find and reports what came of it.
+//
+//   loom-info [--debug]
+//
+// Prints the plugin search path, then one row per plugin: name, version, ABI,
+// state, device count, kernels, library path, and for a failed plugin (or
+// one without devices) the reason on the following line. It is a report:
+// the exit status is 0 even when plugins failed, and non-zero only for a
+// usage error.
+#include <loom/plugin_api.h>
+#include <loom/registry.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+void usage(std::FILE* to) {
+  std::fprintf(to,
+               "usage: loom-info [--debug]\n"
+               "\n"
+               "Loads every loom device plugin found on the search path and lists\n"
+               "each one with its state.\n"
+               "\n"
+               "  --debug   trace the search and loading on stderr (same as\n"
+               "            LOOM_PLUGIN_DEBUG=1)\n"
+               "  --help    show this message\n"
+               "\n"
+               "Environment: LOOM_PLUGIN_PATH (colon-separated directories or\n"
+               "manifest files searched first), LOOM_PLUGIN_DEBUG.\n");
+}
+
+std::string or_dash(const std::string& s) { return s.empty() ? "-" : s; }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--debug") == 0) {
+      loom::registry::set_debug(true);
+    } else if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
+      usage(stdout);
+      return 0;
+    } else {
+      std::fprintf(stderr, "loom-info: unknown argument '%s'\n\n", argv[i]);
+      usage(stderr);
+      return 2;
+    }
+  }
+
+  auto& registry = loom::registry::Registry::global();
+  std::printf("loom plugin ABI %d.%d\n\nplugin search path:\n", LOOM_ABI_MAJOR, LOOM_ABI_MINOR);
+  int n = 0;
+  for (const auto& s : registry.search_path())
+    std::printf("  %d. %s  [%s%s]\n", ++n, s.path.c_str(), s.origin.c_str(),
+                s.exists ? "" : ", missing");
+
+  registry.load_all();
+  auto plugins = registry.plugins();
+
+  std::printf("\n%zu plugin(s):\n", plugins.size());
+  if (plugins.empty()) return 0;
+
+  struct Row {
+    std::string cells[7];
+    std::string note;
+  };
+  const char* header[7] = {"NAME", "VERSION", "ABI", "STATE", "DEVICES", "KERNELS", "LIBRARY"};
+  std::vector<Row> rows;
+  for (const auto& p : plugins) {
+    using loom::registry::PluginState;
+    Row r;
+    bool ran = p.state == PluginState::Loaded || p.state == PluginState::NoDevices;
+    r.cells[0] = p.name;
+    r.cells[1] = or_dash(p.version);
+    r.cells[2] = or_dash(p.plugin_abi_version.empty() ? p.abi_version : p.plugin_abi_version);
+    r.cells[3] = loom::registry::to_string(p.state);
+    r.cells[4] = ran ? std::to_string(p.device_count) : "-";
+    r.cells[5] = ran ? std::to_string(p.kernels) : "-";
+    r.cells[6] = or_dash(p.library_path);
+    if (p.state == PluginState::Failed) r.note = "failed: " + p.reason;
+    if (p.state == PluginState::NoDevices) r.note = "no devices: " + p.reason;
+    rows.push_back(std::move(r));
+  }
+  std::size_t width[7];
+  for (int c = 0; c < 7; ++c) {
+    width[c] = std::strlen(header[c]);
+    for (const auto& r : rows) width[c] = std::max(width[c], r.cells[c].size());
+  }
+  auto print_row = [&](const std::string* cells) {
+    std::string line = "  ";
+    for (int c = 0; c < 7; ++c) {
+      line += cells[c];
+      if (c < 6) line += std::string(width[c] - cells[c].size() + 2, ' ');
+    }
+    std::printf("%s\n", line.c_str());
+  };
+  std::string head[7];
+  for (int c = 0; c < 7; ++c) head[c] = header[c];
+  print_row(head);
+  for (const auto& r : rows) {
+    print_row(r.cells);
+    if (!r.note.empty()) std::printf("      %s\n", r.note.c_str());
+  }
+  return 0;
+}

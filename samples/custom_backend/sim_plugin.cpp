@@ -1,0 +1,19 @@
+// sim_plugin.cpp — the entry point of the reference out-of-tree backend.
+//
+// A whole device backend for loom in three small files: the device type
+// (memory and copies), two kernels, and this entry. It links nothing of
+// loom but the plugin ABI headers.
+#include <loom/plugin.hpp>
+
+namespace sim {
+LoomDeviceTypeDesc device_type_desc();
+void register_kernels(loom::plugin::Registrar& r);
+}  // namespace sim
+
+static void init(loom::plugin::Registrar& r) {
+  static const LoomDeviceTypeDesc desc = sim::device_type_desc();
+  r.device_type(desc);
+  sim::register_kernels(r);
+}
+
+LOOM_PLUGIN("sim", "0.1.0", init)
