@@ -55,11 +55,10 @@ LoomTensorDesc output_desc(const OutputPlan& p) {
 }  // namespace
 
 LoomError* invoke_kernel(const KernelEntry& entry, OpCall& call) {
-  SmallVector<LoomTensorDesc, 4> in;
-  SmallVector<LoomTensorDesc, 2> out;
-  in.reserve(call.inputs.size());
-  for (const auto& o : call.inputs) in.push_back(operand_desc(o));
-  for (const auto& p : call.outputs) out.push_back(output_desc(p));
+  SmallVector<LoomTensorDesc, 4> in(call.inputs.size());
+  SmallVector<LoomTensorDesc, 2> out(call.outputs.size());
+  for (size_t i = 0; i < call.inputs.size(); ++i) in[i] = operand_desc(call.inputs[i]);
+  for (size_t i = 0; i < call.outputs.size(); ++i) out[i] = output_desc(call.outputs[i]);
   LoomKernelCall kc;
   kc.struct_size = sizeof kc;
   kc.op = call.op->abi();

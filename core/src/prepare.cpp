@@ -90,28 +90,35 @@ void set_input(OpCall& call, size_t i, DType dtype, IntArrayRef shape) {
   }
   o.tensor = impl;
   const IntArrayRef own = impl->sizes();
-  if (!std::equal(own.begin(), own.end(), shape.begin(), shape.end()))
-    o.set_view(shape, broadcast_strides(own, impl->strides(), shape));
+  if (!(own == shape)) o.set_view(shape, broadcast_strides(own, impl->strides(), shape));
 }
 
 void prepare_elementwise(OpCall& call, DType compute, DType out) {
-  DimVector shape;
-  bool first = true;
+  // Common case first: every tensor has the same shape, nothing to broadcast.
+  IntArrayRef first;
+  bool have_first = false, same = true;
   for (const Tensor* t : call.args) {
     if (!t || !t->defined()) continue;
-    if (first) {
-      shape = DimVector(t->sizes());
-      first = false;
-    } else if (!std::equal(shape.begin(), shape.end(), t->sizes().begin(), t->sizes().end())) {
-      shape = broadcast_shapes(call.op->name(), shape, t->sizes());
+    if (!have_first) {
+      first = t->sizes();
+      have_first = true;
+    } else if (!(t->sizes() == first)) {
+      same = false;
     }
   }
-  call.inputs.resize(call.args.size());
-  for (size_t i = 0; i < call.args.size(); ++i) set_input(call, i, compute, shape);
-  call.compute_dtype = compute;
   auto& plan = call.outputs.emplace_back();
   plan.dtype = out;
-  plan.sizes = std::move(shape);
+  if (same) {
+    plan.sizes = DimVector(first);
+  } else {
+    DimVector shape(first);
+    for (const Tensor* t : call.args)
+      if (t && t->defined()) shape = broadcast_shapes(call.op->name(), shape, t->sizes());
+    plan.sizes = std::move(shape);
+  }
+  call.inputs.resize(call.args.size());
+  for (size_t i = 0; i < call.args.size(); ++i) set_input(call, i, compute, plan.sizes);
+  call.compute_dtype = compute;
 }
 
 void prepare_inplace(OpCall& call) {

@@ -32,11 +32,6 @@ int Schema::num_tensor_args() const {
   return n;
 }
 
-bool Schema::is_inplace() const {
-  for (const auto& a : args)
-    if (a.mutated) return true;
-  return false;
-}
 
 namespace {
 
@@ -78,6 +73,7 @@ class Parser {
     }
     skip_ws();
     if (pos_ != s_.size()) fail("unexpected text after the return type");
+    for (const auto& a : schema.args) schema.inplace |= a.mutated;
     return schema;
   }
 

@@ -1,28 +1,24 @@
 // The "cpu" device type: one device whose memory is ordinary host memory.
 // Blocks are 64-byte aligned (a cache line, and enough for any vector ISA
-// and for oneDNN); copies are memcpy; there are no streams or events, so
-// every kernel has finished when it returns and synchronize has nothing to do.
+// and for oneDNN; see host_allocator.hpp); copies are memcpy; there are no
+// streams or events, so every kernel has finished when it returns and
+// synchronize has nothing to do.
 #include "common.hpp"
+#include "host_allocator.hpp"
 #include "kernels.hpp"
 
-#include <cstdlib>
+#include <cstdio>
 #include <cstring>
 
 namespace loom::cpu {
 namespace {
-
-constexpr size_t kAlignment = 64;
 
 int32_t device_count(void*) { return 1; }
 
 LoomError* allocate(void*, int32_t index, size_t nbytes, void** out_ptr) {
   *out_ptr = nullptr;
   if (nbytes == 0) return nullptr;  // the ABI allows NULL for 0 bytes
-  // aligned_alloc wants a multiple of the alignment; an absurd size would
-  // wrap when rounded up, so it is refused like any failed allocation.
-  void* p = nullptr;
-  if (nbytes <= SIZE_MAX - (kAlignment - 1))
-    p = std::aligned_alloc(kAlignment, (nbytes + kAlignment - 1) & ~(kAlignment - 1));
+  void* p = host_allocate(nbytes);
   if (p == nullptr) {
     char msg[160];
     std::snprintf(msg, sizeof msg,
@@ -34,7 +30,7 @@ LoomError* allocate(void*, int32_t index, size_t nbytes, void** out_ptr) {
   return nullptr;
 }
 
-void deallocate(void*, int32_t, void* ptr, size_t) { std::free(ptr); }
+void deallocate(void*, int32_t, void* ptr, size_t) { host_free(ptr); }
 
 // memcpy with a NULL pointer is undefined even for 0 bytes, and 0-byte
 // tensors may have NULL data.

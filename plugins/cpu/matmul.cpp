@@ -12,7 +12,7 @@ namespace {
 
 // Below this many multiply-adds the loop beats oneDNN's per-call cost
 // (memory objects, stream, dispatch: a few microseconds).
-constexpr int64_t kOnednnMinMacs = 4096;
+constexpr int64_t kOnednnMinMacs = 8192;
 
 void check_operand(const LoomTensorDesc& t, const LoomTensorDesc& c, const char* what) {
   if (t.ndim != c.ndim || t.dtype != c.dtype)

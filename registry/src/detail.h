@@ -2,8 +2,10 @@
 #pragma once
 
 #include <loom/plugin_api.h>
+#include <loom/plugin_host.h>
 #include <loom/registry.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <sstream>
 #include <string>
@@ -18,6 +20,16 @@ std::string cat(const Args&... args) {
   std::ostringstream os;
   (os << ... << args);
   return os.str();
+}
+
+inline bool contains(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+inline std::string join(const std::vector<std::string>& v, const char* sep) {
+  std::string out;
+  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? sep : "") + v[i];
+  return out;
 }
 
 // ------------------------------------------------------------ debug_log.cpp
@@ -88,5 +100,35 @@ std::vector<fs::path> manifests_in(const SearchEntry& entry);
 // `error` set to the cause, including the loader's own text.
 bool open_plugin_library(const fs::path& library, const LoomPluginInfo*& info,
                          std::string& error);
+
+// ---------------------------------------------------------- load_plugin.cpp
+
+// One plugin to load, as the registry knows it.
+struct LoadRequest {
+  std::string name;          // for messages
+  std::string label;         // "manifest <path>" or "library <path>"
+  std::string origin;        // handed to register_plugin: manifest or library path
+  std::string library_path;  // absolute
+  bool by_library = false;   // no manifest: skip the manifest checks
+  Manifest manifest;         // when !by_library
+  std::vector<std::string> device_types;  // the manifest's
+};
+
+// What came of it.
+struct LoadOutcome {
+  PluginState state = PluginState::Failed;
+  std::string reason;              // names the manifest and the cause
+  std::string version;             // the plugin's, once its entry ran
+  std::string plugin_abi_version;  // "MAJOR.MINOR", once its entry ran
+  std::string plugin_name;         // LoomPluginInfo.name
+  PluginRegistration registration;
+  int device_count = 0;
+};
+
+// Checks the manifest ABI, opens the library, negotiates the plugin's ABI,
+// runs its init through loom::register_plugin and counts its devices.
+// Calls into the plugin and the core: never call it holding a registry lock.
+// Never throws except std::bad_alloc.
+LoadOutcome load_plugin(const LoadRequest& request);
 
 }  // namespace loom::registry::detail

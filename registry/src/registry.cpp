@@ -1,7 +1,7 @@
 // The Registry: discovered plugins, their states, and loading them.
 //
 // Locking. `mu` guards every record. It is never held while calling into a
-// plugin or the core (dlopen, the entry symbol, register_plugin,
+// plugin or the core (load_plugin: dlopen, the entry symbol, register_plugin,
 // device_count): the core may call the resolver — and so this registry —
 // while it is resolving a device type, possibly from inside another plugin's
 // init. A record being loaded is marked `loading` by the thread doing it;
@@ -9,9 +9,6 @@
 // again (a plugin whose init needs one of its own types) gets an error
 // instead of a deadlock.
 #include "detail.h"
-
-#include <loom/device.h>
-#include <loom/plugin_host.h>
 
 #include <algorithm>
 #include <condition_variable>
@@ -22,7 +19,9 @@
 namespace loom::registry {
 
 using detail::cat;
+using detail::contains;
 using detail::debugf;
+using detail::join;
 namespace fs = std::filesystem;
 
 const char* to_string(PluginState state) {
@@ -54,148 +53,14 @@ struct Entry {
   bool usable() const {
     return rec.state == PluginState::Loaded || rec.state == PluginState::NoDevices;
   }
+  detail::LoadRequest request() const {
+    return {rec.name, label(), by_library ? rec.library_path : rec.manifest_path, rec.library_path,
+            by_library, manifest, rec.device_types};
+  }
 };
-
-// What one load attempt produced; applied to the record under the lock.
-struct Outcome {
-  PluginState state = PluginState::Failed;
-  std::string reason;
-  std::string version;
-  std::string plugin_abi_version;
-  std::string plugin_name;
-  PluginRegistration registration;
-  int device_count = 0;
-};
-
-bool contains(const std::vector<std::string>& v, const std::string& s) {
-  return std::find(v.begin(), v.end(), s) != v.end();
-}
 
 bool ends_with(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-std::string join(const std::vector<std::string>& v, const char* sep) {
-  std::string out;
-  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? sep : "") + v[i];
-  return out;
-}
-
-std::string version_string(uint32_t major, uint32_t minor) { return cat(major, '.', minor); }
-
-// Everything between "this record is ours to load" and "here is what came of
-// it". Runs without the registry lock. `fail` builds the reason: every
-// message names the manifest (or library) and the cause.
-Outcome run_load(const Entry& e) {
-  Outcome out;
-  const std::string label = e.label();
-  auto fail = [&](const std::string& cause) {
-    out.state = PluginState::Failed;
-    out.reason = cat(label, ": ", cause);
-    debugf("plugin '", e.rec.name, "' failed: ", out.reason);
-    return out;
-  };
-
-  debugf("loading plugin '", e.rec.name, "' from ", label);
-  debugf("resolved library path: ", e.rec.library_path,
-         e.by_library ? "" : cat(" (library_path \"", e.manifest.library_path_raw, "\")"));
-
-  // 1. The manifest's declared ABI, checked before any plugin code runs.
-  if (!e.by_library) {
-    debugf("manifest declares ABI ", e.manifest.abi_version, "; host ABI ", LOOM_ABI_MAJOR, '.',
-           LOOM_ABI_MINOR);
-    if (e.manifest.abi_major != LOOM_ABI_MAJOR)
-      return fail(cat("ABI major version mismatch: the manifest declares abi_version \"",
-                      e.manifest.abi_version, "\" but this loom speaks ABI ", LOOM_ABI_MAJOR, '.',
-                      LOOM_ABI_MINOR, " (major versions must match); library not loaded"));
-  }
-
-  // 2. The library itself.
-  std::error_code ec;
-  if (!fs::exists(e.rec.library_path, ec))
-    return fail(e.by_library ? cat("library not found: ", e.rec.library_path)
-                             : cat("library not found: ", e.rec.library_path, " (library_path \"",
-                                   e.manifest.library_path_raw, "\" in the manifest)"));
-
-  const LoomPluginInfo* info = nullptr;
-  std::string error;
-  if (!detail::open_plugin_library(e.rec.library_path, info, error)) return fail(error);
-
-  // 3. Version negotiation with what the plugin says about itself.
-  if (info->struct_size < offsetof(LoomPluginInfo, init) + sizeof(info->init))
-    return fail(cat("LoomPluginInfo.struct_size is ", info->struct_size, ", smaller than the ABI ",
-                    LOOM_ABI_MAJOR, ".0 minimum; not a valid loom plugin"));
-  out.plugin_abi_version = version_string(info->abi_major, info->abi_minor);
-  if (info->name) out.plugin_name = info->name;
-  if (info->version) out.version = info->version;
-  debugf("version negotiation for '", e.rec.name, "': plugin built for ABI ", out.plugin_abi_version,
-         ", host ABI ", LOOM_ABI_MAJOR, '.', LOOM_ABI_MINOR,
-         e.by_library ? std::string() : cat(", manifest says ", e.manifest.abi_version));
-  if (info->abi_major != LOOM_ABI_MAJOR)
-    return fail(cat("ABI major version mismatch: the plugin was built for ABI ",
-                    out.plugin_abi_version, " but this loom speaks ABI ", LOOM_ABI_MAJOR, '.',
-                    LOOM_ABI_MINOR, " (major versions must match); init not run"));
-  if (info->abi_minor > LOOM_ABI_MINOR)
-    debugf("plugin '", e.rec.name, "' is built for a newer minor ABI (", out.plugin_abi_version,
-           "); it must check LOOM_STRUCT_HAS before using newer host slots");
-  if (!e.by_library && (int)info->abi_minor != e.manifest.abi_minor)
-    debugf("note: manifest abi_version ", e.manifest.abi_version,
-           " differs from the plugin's own ", out.plugin_abi_version);
-  if (!e.by_library && !out.plugin_name.empty() && out.plugin_name != e.rec.name)
-    debugf("note: manifest names the plugin '", e.rec.name, "' but the library calls itself '",
-           out.plugin_name, "'");
-
-  // 4. init, through the core.
-  const std::string origin = e.by_library ? e.rec.library_path : e.rec.manifest_path;
-  try {
-    out.registration = loom::register_plugin(info, origin);
-  } catch (const std::exception& ex) {
-    return fail(cat("registering the plugin threw: ", ex.what()));
-  } catch (...) {
-    return fail("registering the plugin threw an unknown exception");
-  }
-  if (!out.registration.ok) {
-    // The core's message starts with "<origin>: "; `fail` names the manifest
-    // itself, so do not say it twice.
-    std::string why = out.registration.error;
-    const std::string prefix = origin + ": ";
-    if (why.rfind(prefix, 0) == 0) return fail(why.substr(prefix.size()));
-    return fail(cat("registration failed: ", why));
-  }
-  debugf("plugin '", e.rec.name, "' registered device types [",
-         join(out.registration.device_types, ", "), "], ", out.registration.kernels, " kernels, ",
-         out.registration.ops_defined, " ops, ", out.registration.fallbacks, " fallbacks");
-  for (const auto& t : e.rec.device_types)
-    if (!contains(out.registration.device_types, t))
-      debugf("note: manifest lists device type '", t, "' but plugin '", e.rec.name,
-             "' did not register it");
-
-  // 5. Devices present?
-  std::vector<std::string> unavailable;
-  for (const auto& t : out.registration.device_types) {
-    try {
-      int n = loom::device_count(t);
-      debugf("device type '", t, "': ", n, " device(s)");
-      if (n > 0) {
-        out.device_count += n;
-      } else {
-        std::string r = loom::device_unavailable_reason(t);
-        unavailable.push_back(cat(t, ": ", r.empty() ? "device_count is 0" : r));
-      }
-    } catch (const std::exception& ex) {
-      unavailable.push_back(cat(t, ": device_count failed: ", ex.what()));
-    }
-  }
-  if (!out.registration.device_types.empty() && out.device_count == 0) {
-    out.state = PluginState::NoDevices;
-    out.reason = join(unavailable, "; ");
-    debugf("plugin '", e.rec.name, "' loaded, but has no devices: ", out.reason);
-  } else {
-    out.state = PluginState::Loaded;
-    debugf("plugin '", e.rec.name, "' loaded: version ", out.version.empty() ? "?" : out.version,
-           ", ", out.device_count, " device(s)");
-  }
-  return out;
 }
 
 }  // namespace
@@ -301,14 +166,14 @@ bool Registry::State::load_entry(Entry& e, std::unique_lock<std::mutex>& lock, s
 
   e.loading = true;
   e.loader = std::this_thread::get_id();
-  Entry snapshot = e;  // what run_load reads, so it needs no lock
+  const detail::LoadRequest request = e.request();  // a copy: read without the lock
   lock.unlock();
-  Outcome out;
+  detail::LoadOutcome out;
   try {
-    out = run_load(snapshot);
+    out = detail::load_plugin(request);
   } catch (const std::exception& ex) {  // bad_alloc and the like
     out.state = PluginState::Failed;
-    out.reason = cat(snapshot.label(), ": unexpected error while loading: ", ex.what());
+    out.reason = cat(request.label, ": unexpected error while loading: ", ex.what());
   }
   lock.lock();
 

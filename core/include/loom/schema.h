@@ -52,7 +52,8 @@ struct Schema {
 
   std::string full_name() const { return overload.empty() ? name : name + "." + overload; }
   int num_tensor_args() const;   // Tensor and Tensor? arguments
-  bool is_inplace() const;       // any mutated argument
+  bool is_inplace() const { return inplace; }  // any mutated argument
+  bool inplace = false;          // set by parse_schema
 };
 
 // Parses a schema or throws loom::Error naming the schema, the position and

@@ -28,7 +28,8 @@ class SmallVector {
   SmallVector(std::initializer_list<T> init) { assign(init.begin(), init.end()); }
   template <class It>
   SmallVector(It first, It last) { assign(first, last); }
-  explicit SmallVector(size_t n, const T& v = T()) { resize(n, v); }
+  explicit SmallVector(size_t n) { resize(n); }
+  SmallVector(size_t n, const T& v) { resize(n, v); }
   SmallVector(std::span<const T> s) { assign(s.begin(), s.end()); }  // NOLINT
   template <class R, class = decltype(std::declval<const R&>().begin()),
             class = std::enable_if_t<!std::is_same_v<R, SmallVector>>>
@@ -95,7 +96,15 @@ class SmallVector {
   void push_back(T&& v) { emplace_back(std::move(v)); }
   void pop_back() { data_[--size_].~T(); }
 
-  void resize(size_t n, const T& v = T()) {
+  void resize(size_t n) {  // default-constructs in place: no temporaries
+    if (n < size_) {
+      while (size_ > n) pop_back();
+      return;
+    }
+    reserve(n);
+    while (size_ < n) new (data_ + size_++) T();
+  }
+  void resize(size_t n, const T& v) {
     if (n < size_) {
       while (size_ > n) pop_back();
       return;
