@@ -76,14 +76,17 @@ class PrimitiveCache {
   std::vector<std::shared_ptr<CachedPrimitive>> entries_;
 };
 
+// The cache and the engine are leaked on purpose: destroying oneDNN objects
+// from static destructors at exit races oneDNN's own teardown, and the
+// plugin stays loaded until exit anyway.
 PrimitiveCache& cache() {
-  static PrimitiveCache c;
-  return c;
+  static PrimitiveCache* c = new PrimitiveCache;
+  return *c;
 }
 
 const dnnl::engine& engine() {
-  static const dnnl::engine e(dnnl::engine::kind::cpu, 0);
-  return e;
+  static const dnnl::engine* e = new dnnl::engine(dnnl::engine::kind::cpu, 0);
+  return *e;
 }
 
 // One in-order CPU stream per thread: streams are not meant to be shared

@@ -174,6 +174,9 @@ bool Registry::State::load_entry(Entry& e, std::unique_lock<std::mutex>& lock, s
   } catch (const std::exception& ex) {  // bad_alloc and the like
     out.state = PluginState::Failed;
     out.reason = cat(request.label, ": unexpected error while loading: ", ex.what());
+  } catch (...) {  // must not leave the record marked loading
+    out.state = PluginState::Failed;
+    out.reason = cat(request.label, ": unexpected error while loading");
   }
   lock.lock();
 

@@ -168,8 +168,11 @@ class IntArrayRef {
  public:
   constexpr IntArrayRef() = default;
   constexpr IntArrayRef(const int64_t* data, size_t size) : data_(data), size_(size) {}
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winit-list-lifetime"  // the borrow is the point
   constexpr IntArrayRef(std::initializer_list<int64_t> list)  // NOLINT
       : data_(list.begin()), size_(list.size()) {}
+#pragma GCC diagnostic pop
   IntArrayRef(std::span<const int64_t> s) : data_(s.data()), size_(s.size()) {}  // NOLINT
   template <size_t N>
   IntArrayRef(const detail::SmallVector<int64_t, N>& v) : data_(v.data()), size_(v.size()) {}  // NOLINT
