@@ -69,7 +69,7 @@ void apply_unary(const LoomTensorDesc& out, const LoomTensorDesc& a, Op op) {
   });
 }
 
-// out = op() everywhere (fill_, random ops use their own loops).
+// o[0..n) = v (fill_).
 template <class T>
 LOOM_CPU_CLONES void fill_flat(T* o, int64_t n, T v) {
   for (int64_t i = 0; i < n; ++i) o[i] = v;

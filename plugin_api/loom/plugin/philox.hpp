@@ -14,10 +14,13 @@
 #include <cmath>
 #include <cstdint>
 
+// Marks functions callable from host and device code (CUDA / HIP).
+#ifndef LOOM_HOST_DEVICE
 #if defined(__CUDACC__) || defined(__HIPCC__)
 #define LOOM_HOST_DEVICE __host__ __device__
 #else
 #define LOOM_HOST_DEVICE
+#endif
 #endif
 
 namespace loom::plugin {
