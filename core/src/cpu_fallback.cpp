@@ -32,17 +32,13 @@ void cpu_fallback(OpCall& call) {
     }
     host_inputs.push_back(span_copy(*o.tensor, host));
     h.tensor = host_inputs.back().impl();
-    h.has_view = o.has_view;
-    h.sizes = o.sizes;
-    h.strides = o.strides;
+    h.view = o.view;  // points into `call`'s arena, which outlives `cpu`
   }
   for (const OutputPlan& p : call.outputs) {
     OutputPlan& h = cpu.outputs.emplace_back();
     h.dtype = p.dtype;
     h.sizes = p.sizes;
-    h.has_view = p.has_view;
-    h.kernel_sizes = p.kernel_sizes;
-    h.kernel_strides = p.kernel_strides;
+    h.kernel_view = p.kernel_view;
     if (!p.result.defined()) continue;  // allocated on CPU by run_prepared
     for (size_t i = 0; i < call.inputs.size(); ++i)
       if (call.inputs[i].tensor == p.result.impl()) h.result = host_inputs[i];

@@ -35,37 +35,47 @@ LoomTensorDesc operand_desc(const Operand& o) {
     return d;
   }
   LoomTensorDesc d = o.tensor->desc();
-  if (o.has_view) {
-    d.ndim = static_cast<int32_t>(o.sizes.size());
-    d.shape = o.sizes.data();
-    d.strides = o.strides.data();
+  if (o.view) {
+    d.ndim = o.view.ndim;
+    d.shape = o.view.sizes;
+    d.strides = o.view.strides;
   }
   return d;
 }
 
 LoomTensorDesc output_desc(const OutputPlan& p) {
   LoomTensorDesc d = p.result.impl()->desc();
-  if (p.has_view) {
-    d.ndim = static_cast<int32_t>(p.kernel_sizes.size());
-    d.shape = p.kernel_sizes.data();
-    d.strides = p.kernel_strides.data();
+  if (p.kernel_view) {
+    d.ndim = p.kernel_view.ndim;
+    d.shape = p.kernel_view.sizes;
+    d.strides = p.kernel_view.strides;
   }
   return d;
 }
 }  // namespace
 
 LoomError* invoke_kernel(const KernelEntry& entry, OpCall& call) {
-  SmallVector<LoomTensorDesc, 4> in(call.inputs.size());
-  SmallVector<LoomTensorDesc, 2> out(call.outputs.size());
-  for (size_t i = 0; i < call.inputs.size(); ++i) in[i] = operand_desc(call.inputs[i]);
-  for (size_t i = 0; i < call.outputs.size(); ++i) out[i] = output_desc(call.outputs[i]);
+  // Descriptors on the stack, uninitialised until filled (no value-init).
+  constexpr size_t kInline = 8;
+  const size_t n_in = call.inputs.size(), n_out = call.outputs.size();
+  std::unique_ptr<LoomTensorDesc[]> heap;
+  LoomTensorDesc stack[kInline];
+  LoomTensorDesc* descs = stack;
+  if (n_in + n_out > kInline) {
+    heap.reset(new LoomTensorDesc[n_in + n_out]);
+    descs = heap.get();
+  }
+  LoomTensorDesc* in = descs;
+  LoomTensorDesc* out = descs + n_in;
+  for (size_t i = 0; i < n_in; ++i) in[i] = operand_desc(call.inputs[i]);
+  for (size_t i = 0; i < n_out; ++i) out[i] = output_desc(call.outputs[i]);
   LoomKernelCall kc;
   kc.struct_size = sizeof kc;
   kc.op = call.op->abi();
-  kc.inputs = in.data();
-  kc.num_inputs = static_cast<int32_t>(in.size());
-  kc.num_outputs = static_cast<int32_t>(out.size());
-  kc.outputs = out.data();
+  kc.inputs = in;
+  kc.num_inputs = static_cast<int32_t>(n_in);
+  kc.num_outputs = static_cast<int32_t>(n_out);
+  kc.outputs = out;
   kc.values = call.values.data();
   kc.num_values = static_cast<int32_t>(call.values.size());
   kc.reserved = 0;
@@ -79,11 +89,11 @@ namespace {
 bool all_contiguous(const OpCall& call) {
   for (const auto& o : call.inputs) {
     if (!o.tensor) continue;
-    if (o.has_view ? !plugin::is_contiguous(operand_desc(o)) : !o.tensor->is_contiguous())
+    if (o.view ? !plugin::is_contiguous(operand_desc(o)) : !o.tensor->is_contiguous())
       return false;
   }
   for (const auto& p : call.outputs)
-    if (p.has_view || !p.result.is_contiguous()) return false;
+    if (p.kernel_view || !p.result.is_contiguous()) return false;
   return true;
 }
 
@@ -94,18 +104,20 @@ LoomError* invoke_contiguous(const KernelEntry& entry, OpCall& call) {
   for (auto& o : call.inputs) {
     if (!o.tensor) continue;
     Tensor view(IntrusivePtr<TensorImpl>(const_cast<TensorImpl*>(o.tensor)));
-    if (o.has_view) view = view.as_strided(o.sizes, o.strides);
+    if (o.view) view = view.as_strided(o.view.sizes_ref(), o.view.strides_ref());
     Tensor c = view.contiguous();
     call.temps.push_back(c);
     o.tensor = c.impl();
-    o.has_view = false;
+    o.view = View{};
   }
   // Outputs the kernel cannot write in place get a contiguous stand-in that
   // is copied into the real output afterwards.
   SmallVector<Tensor, 2> real;
   SmallVector<bool, 2> stand_in;
   for (auto& p : call.outputs) {
-    Tensor target = p.has_view ? p.result.as_strided(p.kernel_sizes, p.kernel_strides) : p.result;
+    Tensor target = p.kernel_view ? p.result.as_strided(p.kernel_view.sizes_ref(),
+                                                        p.kernel_view.strides_ref())
+                                  : p.result;
     const bool replace = !target.is_contiguous();
     real.push_back(target);
     stand_in.push_back(replace);
@@ -113,7 +125,7 @@ LoomError* invoke_contiguous(const KernelEntry& entry, OpCall& call) {
     Storage s = allocate_storage(call.device, target.nbytes());
     p.result = Tensor(make_intrusive<TensorImpl>(std::move(s), target.dtype(), target.sizes(),
                                                  contiguous_strides(target.sizes()), 0));
-    p.has_view = false;
+    p.kernel_view = View{};
   }
   LoomError* err = invoke_kernel(entry, call);
   for (size_t i = 0; i < call.outputs.size(); ++i) {

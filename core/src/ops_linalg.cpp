@@ -60,7 +60,7 @@ void prepare_matmul(OpCall& call) {
     kst.push_back(st[i][n - 2]);
     kst.push_back(st[i][n - 1]);
     call.inputs[i].tensor = impl[i];
-    call.inputs[i].set_view(ks, kst);
+    call.inputs[i].view = call.make_view(ks, kst);
   }
   call.compute_dtype = t;
 
@@ -69,11 +69,10 @@ void prepare_matmul(OpCall& call) {
   plan.sizes = batch;
   if (a.dim() > 1) plan.sizes.push_back(M);
   if (b.dim() > 1) plan.sizes.push_back(N);
-  plan.has_view = true;
-  plan.kernel_sizes = batch;
-  plan.kernel_sizes.push_back(M);
-  plan.kernel_sizes.push_back(N);
-  plan.kernel_strides = contiguous_strides(plan.kernel_sizes);
+  DimVector kernel_sizes(batch);
+  kernel_sizes.push_back(M);
+  kernel_sizes.push_back(N);
+  plan.kernel_view = call.make_view(kernel_sizes, contiguous_strides(kernel_sizes));
 }
 
 LOOM_CORE_OP(matmul_op, "matmul(Tensor self, Tensor other) -> Tensor", prepare_matmul, nullptr)

@@ -48,9 +48,7 @@ void prepare_sum(OpCall& call) {
   plan.dtype = out;
   plan.sizes = result_sizes;
   if (!keepdim) {
-    plan.has_view = true;
-    plan.kernel_sizes = keep_sizes;
-    plan.kernel_strides = contiguous_strides(keep_sizes);
+    plan.kernel_view = call.make_view(keep_sizes, contiguous_strides(keep_sizes));
   }
 }
 

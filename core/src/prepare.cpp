@@ -90,7 +90,7 @@ void set_input(OpCall& call, size_t i, DType dtype, IntArrayRef shape) {
   }
   o.tensor = impl;
   const IntArrayRef own = impl->sizes();
-  if (!(own == shape)) o.set_view(shape, broadcast_strides(own, impl->strides(), shape));
+  if (!(own == shape)) o.view = call.make_view(shape, broadcast_strides(own, impl->strides(), shape));
 }
 
 void prepare_elementwise(OpCall& call, DType compute, DType out) {

@@ -11,31 +11,36 @@
 #include <loom/dispatcher.h>
 #include <loom/tensor.h>
 
+#include <memory>
+#include <vector>
+
 namespace loom {
 
+// Other sizes/strides over a tensor's memory (a broadcast, a keepdim form),
+// stored in the OpCall's arena. ndim < 0: none, use the tensor's own.
+struct View {
+  const int64_t* sizes = nullptr;
+  const int64_t* strides = nullptr;
+  int32_t ndim = -1;
+  explicit operator bool() const { return ndim >= 0; }
+  IntArrayRef sizes_ref() const { return {sizes, static_cast<size_t>(ndim)}; }
+  IntArrayRef strides_ref() const { return {strides, static_cast<size_t>(ndim)}; }
+};
+
 // What a kernel reads for one tensor argument: the tensor (or a cast of it)
-// and, when `has_view`, other sizes/strides over the same memory (broadcast).
+// and optionally a view of it.
 struct Operand {
   const TensorImpl* tensor = nullptr;  // nullptr marks an absent "Tensor?"
-  bool has_view = false;
-  DimVector sizes;
-  DimVector strides;
-  void set_view(IntArrayRef s, IntArrayRef st) {
-    has_view = true;
-    sizes = DimVector(s);
-    strides = DimVector(st);
-  }
+  View view;
 };
 
 // One result: its dtype and shape, the tensor once allocated (or the mutated
-// argument for in-place ops), and optionally the shape the kernel sees.
+// argument for in-place ops), and optionally the view the kernel sees.
 struct OutputPlan {
   DType dtype = DType::Float32;
   DimVector sizes;
   Tensor result;
-  bool has_view = false;  // kernel sees kernel_sizes/strides over `result`
-  DimVector kernel_sizes;
-  DimVector kernel_strides;
+  View kernel_view;
 };
 
 struct OpCall {
@@ -58,6 +63,35 @@ struct OpCall {
 
   const Tensor& arg(size_t i) const { return *args[i]; }
   Tensor& result(size_t i = 0) { return outputs[i].result; }
+
+  // Copies sizes/strides into the call's arena; valid for the call's life.
+  View make_view(IntArrayRef sizes, IntArrayRef strides) {
+    View v;
+    v.ndim = static_cast<int32_t>(sizes.size());
+    int64_t* p = arena_alloc(2 * sizes.size());
+    std::copy(sizes.begin(), sizes.end(), p);
+    std::copy(strides.begin(), strides.end(), p + sizes.size());
+    v.sizes = p;
+    v.strides = p + sizes.size();
+    return v;
+  }
+
+ private:
+  // Views live here rather than in per-operand vectors: building and
+  // destroying those cost more than the rest of a small op's dispatch.
+  int64_t* arena_alloc(size_t n) {
+    if (arena_used_ + n <= kArena) {
+      int64_t* p = arena_ + arena_used_;
+      arena_used_ += n;
+      return p;
+    }
+    overflow_.emplace_back(new int64_t[n]);
+    return overflow_.back().get();
+  }
+  static constexpr size_t kArena = 64;
+  int64_t arena_[kArena];
+  size_t arena_used_ = 0;
+  std::vector<std::unique_ptr<int64_t[]>> overflow_;
 };
 
 // Runs a call end to end; results are in call.outputs[i].result.

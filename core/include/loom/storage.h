@@ -5,6 +5,7 @@
 #pragma once
 
 #include <loom/detail/intrusive_ptr.h>
+#include <loom/detail/object_pool.h>
 #include <loom/device.h>
 
 #include <atomic>
@@ -19,7 +20,7 @@ struct StorageDeleter {
   void* ctx = nullptr;
 };
 
-class StorageImpl : public detail::RefCounted {
+class StorageImpl : public detail::RefCounted, public detail::Pooled<StorageImpl> {
  public:
   StorageImpl(Device device, void* data, size_t nbytes, StorageDeleter deleter)
       : data_(data), nbytes_(nbytes), device_(device), deleter_(deleter) {}

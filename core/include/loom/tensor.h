@@ -24,7 +24,7 @@ namespace loom {
 using Half = plugin::Half;
 using BFloat16 = plugin::BFloat16;
 
-class TensorImpl : public detail::RefCounted {
+class TensorImpl : public detail::RefCounted, public detail::Pooled<TensorImpl> {
  public:
   TensorImpl(Storage storage, DType dtype, IntArrayRef sizes, IntArrayRef strides,
              int64_t storage_offset);

@@ -186,7 +186,12 @@ class IntArrayRef {
   constexpr const int64_t* end() const { return data_ + size_; }
   constexpr int64_t operator[](size_t i) const { return data_[i]; }
   constexpr int64_t back() const { return data_[size_ - 1]; }
-  bool operator==(IntArrayRef o) const { return std::equal(begin(), end(), o.begin(), o.end()); }
+  bool operator==(IntArrayRef o) const {  // a plain loop: shapes are short, memcmp's call is not
+    if (size_ != o.size_) return false;
+    for (size_t i = 0; i < size_; ++i)
+      if (data_[i] != o.data_[i]) return false;
+    return true;
+  }
 
  private:
   const int64_t* data_ = nullptr;
