@@ -149,37 +149,33 @@ Library& Library::def(const std::string& schema, LoomInferFn infer, void* infer_
   return *this;
 }
 
-Library& Library::impl(const std::string& op, const std::string& device_type, LoomKernelFn fn,
-                       KernelOptions options) {
+KernelEntry Library::entry(LoomKernelFn fn, void* data, KernelOptions options) const {
   KernelEntry e;
   e.fn = fn;
+  e.data = data;
   e.dtypes = options.dtypes;
   e.flags = options.flags;
   e.provider = detail::cat("C++ library '", name_, "'");
   e.where = where_;
-  Dispatcher::instance().impl(op, device_type, std::move(e));
+  return e;
+}
+
+Library& Library::impl(const std::string& op, const std::string& device_type, LoomKernelFn fn,
+                       KernelOptions options) {
+  Dispatcher::instance().impl(op, device_type, entry(fn, nullptr, options));
   return *this;
 }
 
 Library& Library::impl(const std::string& op, const std::string& device_type, CppKernel kernel,
                        KernelOptions options) {
-  KernelEntry e;
-  e.fn = &cpp_kernel_trampoline;
-  e.data = new CppKernel(std::move(kernel));  // lives as long as the table
-  e.dtypes = options.dtypes;
-  e.flags = options.flags;
-  e.provider = detail::cat("C++ library '", name_, "'");
-  e.where = where_;
-  Dispatcher::instance().impl(op, device_type, std::move(e));
+  // The callable lives as long as the table: never freed.
+  Dispatcher::instance().impl(op, device_type,
+                              entry(&cpp_kernel_trampoline, new CppKernel(std::move(kernel)), options));
   return *this;
 }
 
 Library& Library::fallback(const std::string& device_type, LoomKernelFn fn) {
-  KernelEntry e;
-  e.fn = fn;
-  e.provider = detail::cat("C++ library '", name_, "'");
-  e.where = where_;
-  Dispatcher::instance().fallback(device_type, std::move(e));
+  Dispatcher::instance().fallback(device_type, entry(fn, nullptr, {}));
   return *this;
 }
 

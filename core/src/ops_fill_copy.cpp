@@ -15,13 +15,7 @@ void prepare_fill(OpCall& call) {
                v.u.f != static_cast<double>(static_cast<int64_t>(v.u.f))),
              "fill_: value ", v.u.f, " cannot be converted to ", name(self.dtype()),
              " without losing its fraction");
-  call.inputs.resize(1);
-  call.inputs[0].tensor = self.impl();
-  call.compute_dtype = self.dtype();
-  auto& plan = call.outputs.emplace_back();
-  plan.dtype = self.dtype();
-  plan.sizes = DimVector(self.sizes());
-  plan.result = self;
+  prepare_self_output(call);
 }
 
 // src is broadcast to self's shape but keeps its dtype: the kernel casts.

@@ -48,13 +48,7 @@ void prepare_random(OpCall& call) {
   auto [seed, first] = default_generator().take(self.numel());
   call.list_storage = {static_cast<int64_t>(seed), static_cast<int64_t>(first)};
   call.values[2] = detail::int_list_value(call.list_storage);
-  call.inputs.resize(1);
-  call.inputs[0].tensor = self.impl();
-  call.compute_dtype = self.dtype();
-  auto& plan = call.outputs.emplace_back();
-  plan.dtype = self.dtype();
-  plan.sizes = DimVector(self.sizes());
-  plan.result = self;
+  prepare_self_output(call);
 }
 
 LOOM_CORE_OP(uniform_op,

@@ -196,7 +196,12 @@ void commit(LoomHost& h, PluginRegistration& r) {
 }  // namespace
 
 const LoomHostApi* host_api() {
-  static auto* host = new LoomHost{"(test)", "(test)"};
+  // Not tied to any plugin: its registration slots refuse (open = false).
+  static auto* host = [] {
+    auto* h = new LoomHost{"(host)", "(host)"};
+    h->open = false;
+    return h;
+  }();
   static LoomHostApi api = [] {
     LoomHostApi a = kApiTemplate;
     a.host = host;

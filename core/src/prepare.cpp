@@ -121,6 +121,17 @@ void prepare_elementwise(OpCall& call, DType compute, DType out) {
   call.compute_dtype = compute;
 }
 
+void prepare_self_output(OpCall& call) {
+  const Tensor& self = call.arg(0);
+  call.inputs.resize(1);
+  call.inputs[0].tensor = self.impl();
+  call.compute_dtype = self.dtype();
+  auto& plan = call.outputs.emplace_back();
+  plan.dtype = self.dtype();
+  plan.sizes = DimVector(self.sizes());
+  plan.result = self;
+}
+
 void prepare_inplace(OpCall& call) {
   const Tensor& self = *call.args[0];
   const DType t = result_type(call);

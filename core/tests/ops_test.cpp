@@ -118,3 +118,24 @@ TEST_CASE("factories") {
   CHECK(loom::empty({16}).numel() == 16);
   CHECK(loom::zeros_like(loom::ones({3}, DType::Int8)).dtype() == DType::Int8);
 }
+
+TEST_CASE("in-place add_ and mul_ write through views, on cpu and through sim") {
+  for (const char* dev : {"cpu", "sim"}) {
+    INFO(dev);
+    loom::Device d(dev);
+    auto a = loom::arange(6, DType::Float32).view({2, 3}).to(d);
+    auto col = a.select(1, 1);  // strided view into a
+    col.add_(loom::from_vector<float>({10, 20}, {2}).to(d), 2);
+    CHECK(a.cpu().to_vector<float>() == std::vector<float>{0, 21, 2, 3, 44, 5});
+    auto row = a.select(0, 0);
+    row.mul_(loom::full({}, 3.0).to(d));  // 0-d broadcast
+    CHECK(a.cpu().to_vector<float>() == std::vector<float>{0, 63, 6, 3, 44, 5});
+    auto i = loom::arange(3).to(d);
+    i += i;
+    CHECK(i.cpu().to_vector<int64_t>() == std::vector<int64_t>{0, 2, 4});
+  }
+  const auto v0 = loom::ones({2}).storage()->version();
+  auto t = loom::ones({2});
+  t.add_(t);
+  CHECK(t.storage()->version() == v0 + 1);  // in-place writes bump the version
+}

@@ -18,6 +18,9 @@ void init(plugin::Registrar& r) {
   r.kernel("add", "cpu", kernel<add>, kAllMask);
   r.kernel("sub", "cpu", kernel<sub>, kNoBoolMask);
   r.kernel("mul", "cpu", kernel<mul>, kAllMask);
+  // In-place forms: the same kernels, with outputs[0] aliasing inputs[0].
+  r.kernel("add_", "cpu", kernel<add>, kAllMask);
+  r.kernel("mul_", "cpu", kernel<mul>, kAllMask);
   r.kernel("div", "cpu", kernel<div>, kFloatingMask);
   r.kernel("neg", "cpu", kernel<neg>, kNoBoolMask);
   r.kernel("relu", "cpu", kernel<relu>, kNoBoolMask);

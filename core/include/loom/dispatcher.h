@@ -143,6 +143,7 @@ class Library {
   Library& fallback(const std::string& device_type, LoomKernelFn fn);
 
  private:
+  KernelEntry entry(LoomKernelFn fn, void* data, KernelOptions options) const;
   std::string name_;
   std::string where_;
 };

@@ -130,5 +130,8 @@ void prepare_elementwise(OpCall& call, DType compute, DType out);
 // In-place elementwise op: output is args[0]; the others are cast to its
 // dtype and broadcast to its shape (which must not grow).
 void prepare_inplace(OpCall& call);
+// An op that writes args[0] whole and reads nothing else (fill_, uniform_):
+// input 0 and output 0 are args[0], computing in its dtype.
+void prepare_self_output(OpCall& call);
 
 }  // namespace loom

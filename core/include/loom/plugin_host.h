@@ -36,8 +36,9 @@ PluginRegistration register_plugin(const LoomPluginInfo* info, const std::string
 using DeviceTypeResolver = std::function<bool(const std::string& type_name, std::string& why)>;
 void set_device_type_resolver(DeviceTypeResolver resolver);
 
-// The host table handed to plugins (for tests that drive a plugin's init
-// directly). Valid until exit.
+// A host table not tied to any plugin, for code outside a plugin's init that
+// needs op_name / op_schema / log (boxed fallbacks, tests). Its registration
+// slots return an error. Valid until exit.
 const LoomHostApi* host_api();
 
 }  // namespace loom
