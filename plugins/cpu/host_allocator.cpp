@@ -31,19 +31,34 @@ uint32_t class_of(size_t nbytes) {
   return kUnclassed;
 }
 
+// Trivially destructible, so it stays usable while the thread tears down:
+// a block freed after the drain below (a tensor released by another
+// thread_local's destructor, or a global at exit) goes to the system.
 struct ThreadCache {
   void* blocks[kClasses][kDepth];
-  int count[kClasses] = {};
-  ~ThreadCache() {
-    for (int c = 0; c < kClasses; ++c)
-      for (int i = 0; i < count[c]; ++i) std::free(blocks[c][i]);
-  }
+  int count[kClasses];
+  bool dead;
 };
 
 ThreadCache& cache() {
-  thread_local ThreadCache tc;
+  thread_local ThreadCache tc{};
   return tc;
 }
+
+// Releases the cached blocks at thread exit and marks the cache dead.
+struct Drain {
+  ~Drain() {
+    ThreadCache& tc = cache();
+    for (int c = 0; c < kClasses; ++c) {
+      for (int i = 0; i < tc.count[c]; ++i) std::free(tc.blocks[c][i]);
+      tc.count[c] = 0;
+    }
+    tc.dead = true;
+  }
+};
+
+// Registers the drain the first time a thread caches a block.
+void arm_drain() { thread_local Drain d; (void)d; }
 
 void* system_block(size_t payload, uint32_t size_class) {
   void* raw = std::aligned_alloc(kAlign, kHeader + payload);  // both multiples of 64
@@ -72,7 +87,8 @@ void host_free(void* ptr) noexcept {
   const uint32_t c = static_cast<Header*>(raw)->size_class;
   if (c < kClasses) {
     ThreadCache& tc = cache();
-    if (tc.count[c] < kDepth) {
+    if (!tc.dead && tc.count[c] < kDepth) {
+      if (tc.count[c] == 0) arm_drain();
       tc.blocks[c][tc.count[c]++] = raw;
       return;
     }
