@@ -9,9 +9,8 @@ SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # Debian packages the build and tests need. libtorch-dev is only the
 # benchmark peer (make bench), never a dependency of loom itself.
-DEPS := cmake ninja-build g++ ccache pkg-config \
-        libboost-dev nlohmann-json3-dev catch2 libdnnl-dev libbenchmark-dev \
-        libdlpack-dev pybind11-dev python3-dev python3-numpy python3-pytest
+DEPS := cmake ninja-build g++ ccache \
+        libboost-dev nlohmann-json3-dev catch2 libdnnl-dev libbenchmark-dev
 BENCH_DEPS := libtorch-dev
 
 .PHONY: deps deps-bench configure build demo test bench install clean

@@ -16,14 +16,15 @@ namespace loom {
 
 namespace detail {
 
+Tensor empty_contiguous(Device device, DType dtype, IntArrayRef sizes) {
+  const size_t nbytes = static_cast<size_t>(shape_numel(sizes)) * itemsize(dtype);
+  return Tensor(make_intrusive<TensorImpl>(allocate_storage(device, nbytes), dtype, sizes,
+                                           contiguous_strides(sizes), 0));
+}
+
 void allocate_outputs(OpCall& call) {
-  for (auto& out : call.outputs) {
-    if (out.result.defined()) continue;
-    const size_t nbytes = static_cast<size_t>(shape_numel(out.sizes)) * itemsize(out.dtype);
-    Storage storage = allocate_storage(call.device, nbytes);
-    out.result = Tensor(make_intrusive<TensorImpl>(std::move(storage), out.dtype, out.sizes,
-                                                   contiguous_strides(out.sizes), 0));
-  }
+  for (auto& out : call.outputs)
+    if (!out.result.defined()) out.result = empty_contiguous(call.device, out.dtype, out.sizes);
 }
 
 namespace {
@@ -111,27 +112,32 @@ LoomError* invoke_contiguous(const KernelEntry& entry, OpCall& call) {
     o.view = View{};
   }
   // Outputs the kernel cannot write in place get a contiguous stand-in that
-  // is copied into the real output afterwards.
-  SmallVector<Tensor, 2> real;
-  SmallVector<bool, 2> stand_in;
+  // is copied into what the kernel would have written (the output, or its
+  // kernel view) afterwards.
+  struct Saved {
+    Tensor result;
+    View kernel_view;
+    Tensor target;  // result seen through kernel_view
+  };
+  SmallVector<Saved, 2> saved;
   for (auto& p : call.outputs) {
     Tensor target = p.kernel_view ? p.result.as_strided(p.kernel_view.sizes_ref(),
                                                         p.kernel_view.strides_ref())
                                   : p.result;
-    const bool replace = !target.is_contiguous();
-    real.push_back(target);
-    stand_in.push_back(replace);
-    if (!replace) continue;
-    Storage s = allocate_storage(call.device, target.nbytes());
-    p.result = Tensor(make_intrusive<TensorImpl>(std::move(s), target.dtype(), target.sizes(),
-                                                 contiguous_strides(target.sizes()), 0));
+    if (target.is_contiguous()) {
+      saved.emplace_back();
+      continue;
+    }
+    saved.push_back({p.result, p.kernel_view, target});
+    p.result = empty_contiguous(call.device, target.dtype(), target.sizes());
     p.kernel_view = View{};
   }
   LoomError* err = invoke_kernel(entry, call);
   for (size_t i = 0; i < call.outputs.size(); ++i) {
-    if (!stand_in[i]) continue;
-    if (!err) real[i].copy_(call.outputs[i].result);
-    call.outputs[i].result = real[i];  // the caller sees the real output
+    if (!saved[i].result.defined()) continue;
+    if (!err) saved[i].target.copy_(call.outputs[i].result);
+    call.outputs[i].result = saved[i].result;  // the caller sees its own output
+    call.outputs[i].kernel_view = saved[i].kernel_view;
   }
   return err;
 }

@@ -1,5 +1,6 @@
 // factories.cpp — empty, zeros, ones, full, arange, rand, randn, *_like.
 #include <loom/error.h>
+#include <loom/op_call.h>
 #include <loom/ops.h>
 
 #include <cmath>
@@ -9,9 +10,7 @@ namespace loom {
 Tensor empty(IntArrayRef sizes, DType dtype, Device device) {
   for (size_t i = 0; i < sizes.size(); ++i)
     LOOM_CHECK(sizes[i] >= 0, "empty: negative dimension ", sizes[i], " in size ", shape_str(sizes));
-  const size_t nbytes = static_cast<size_t>(shape_numel(sizes)) * itemsize(dtype);
-  return Tensor(detail::make_intrusive<TensorImpl>(allocate_storage(device, nbytes), dtype, sizes,
-                                                   contiguous_strides(sizes), 0));
+  return detail::empty_contiguous(device, dtype, sizes);
 }
 
 Tensor zeros(IntArrayRef sizes, DType dtype, Device device) {

@@ -39,6 +39,19 @@ LOOM_LIBRARY(dispatcher_test, m) {
   m.impl("dtest_scale", "cpu", loom::CppKernel(scale_kernel),
          {LOOM_DTYPE_BIT(LOOM_DTYPE_FLOAT32), 0});
   m.def("dtest_nokernel(Tensor self) -> Tensor");
+  // The same kernel, declared contiguous-only: the core adapts every call.
+  m.def("dtest_cscale(Tensor self, float factor=2.0) -> Tensor");
+  m.impl("dtest_cscale", "cpu", loom::CppKernel(scale_kernel),
+         {LOOM_DTYPE_BIT(LOOM_DTYPE_FLOAT32), LOOM_KERNEL_CONTIGUOUS_ONLY});
+  m.def("dtest_cfill_(Tensor(a!) self) -> Tensor(a!)");
+  m.impl("dtest_cfill_", "cpu",
+         loom::CppKernel([](const LoomKernelCall& c) {
+           if (!loom::plugin::is_contiguous(c.outputs[0]))
+             throw loom::plugin::Failure(LOOM_STATUS_INVALID_ARGUMENT, "not contiguous");
+           float* y = loom::plugin::data_ptr<float>(c.outputs[0]);
+           for (int64_t i = 0; i < loom::plugin::numel(c.outputs[0]); ++i) y[i] = 7;
+         }),
+         {0, LOOM_KERNEL_CONTIGUOUS_ONLY});
 }
 
 namespace {
@@ -83,6 +96,16 @@ TEST_CASE("a kernel that declines (UNSUPPORTED) hands the call on") {
   auto x = loom::arange(6, DType::Float32).view({2, 3}).t();  // not contiguous: declined
   CHECK_THROWS_WITH(call1("dtest_scale", x, {fval(2)}),
                     Catch::Contains("has no kernel for device 'cpu'"));
+}
+
+TEST_CASE("contiguous-only kernels get contiguous inputs and outputs, written back") {
+  auto x = loom::arange(6, DType::Float32).view({2, 3}).t();  // transposed
+  CHECK(call1("dtest_cscale", x, {fval(2)}).to_vector<float>() ==
+        std::vector<float>{0, 6, 2, 8, 4, 10});
+  auto base = loom::zeros({2, 3});
+  auto col = base.select(1, 1);  // strided: the kernel writes a stand-in
+  call1("dtest_cfill_", col);
+  CHECK(base.to_vector<float>() == std::vector<float>{0, 7, 0, 0, 7, 0});
 }
 
 TEST_CASE("defining an op twice is an error naming both places") {

@@ -102,6 +102,8 @@ void dispatch(OpCall& call);
 void run_prepared(OpCall& call);
 
 namespace detail {
+// A fresh row-major tensor on `device`.
+Tensor empty_contiguous(Device device, DType dtype, IntArrayRef sizes);
 // Allocates every output that has no tensor yet.
 void allocate_outputs(OpCall& call);
 // Calls `entry` with descriptors for the prepared operands and outputs.
