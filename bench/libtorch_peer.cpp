@@ -36,4 +36,21 @@ void torch_matmul_cpu(benchmark::State& state) {
 }
 BENCHMARK(torch_matmul_cpu)->Arg(64)->Arg(512);
 
+void torch_add_16M(benchmark::State& state) {
+  const int64_t n = int64_t{1} << 24;
+  auto b = at::ones({n});
+  auto c = at::full({n}, 2.0);
+  for (auto _ : state) benchmark::DoNotOptimize(at::add(b, c));
+  state.SetBytesProcessed(state.iterations() * n * 12);
+}
+BENCHMARK(torch_add_16M)->UseRealTime();
+
+void torch_sum_16M(benchmark::State& state) {
+  const int64_t n = int64_t{1} << 24;
+  auto a = at::ones({n});
+  for (auto _ : state) benchmark::DoNotOptimize(a.sum());
+  state.SetBytesProcessed(state.iterations() * n * 4);
+}
+BENCHMARK(torch_sum_16M)->UseRealTime();
+
 }  // namespace

@@ -1,5 +1,6 @@
 // ratio_reporter.cpp — runs the benchmarks and, after the usual table,
-// prints "torch_X / loom_X" for every pair measured in this run.
+// prints "<peer>_X / loom_X" for every pair measured in this run (peers:
+// torch = libtorch, stream = a STREAM loop, dnnl = oneDNN called directly).
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
@@ -20,19 +21,25 @@ class RatioReporter : public benchmark::ConsoleReporter {
       times_[name] = r.GetAdjustedRealTime();
     }
   }
+  // Pairs every "<peer>_<case>" with "loom_<case>" measured in this run.
   void Finalize() override {
     ConsoleReporter::Finalize();
+    static const char* const kPeers[] = {"torch", "stream", "dnnl"};
     bool header = false;
-    for (const auto& [name, t] : times_) {
-      if (name.rfind("torch_", 0) != 0) continue;
-      auto it = times_.find("loom_" + name.substr(6));
-      if (it == times_.end()) continue;
-      if (!header) {
-        std::printf("\nratio (libtorch time / loom time, same run; >1 means loom is faster):\n");
-        header = true;
+    for (const char* peer : kPeers) {
+      const std::string prefix = std::string(peer) + "_";
+      for (const auto& [name, t] : times_) {
+        if (name.rfind(prefix, 0) != 0) continue;
+        const std::string case_name = name.substr(prefix.size());
+        auto it = times_.find("loom_" + case_name);
+        if (it == times_.end()) continue;
+        if (!header) {
+          std::printf("\nratios from this run (peer time / loom time; >1 means loom is faster):\n");
+          header = true;
+        }
+        std::printf("  %-7s %-24s %8.2fx   (%s %.1f ns, loom %.1f ns)\n", peer, case_name.c_str(),
+                    t / it->second, peer, t, it->second);
       }
-      std::printf("  %-28s %8.2fx   (libtorch %.1f ns, loom %.1f ns)\n", name.substr(6).c_str(),
-                  t / it->second, t, it->second);
     }
   }
 

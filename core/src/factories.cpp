@@ -65,3 +65,42 @@ Tensor zeros_like(const Tensor& t) { return zeros(t.sizes(), t.dtype(), t.device
 Tensor ones_like(const Tensor& t) { return ones(t.sizes(), t.dtype(), t.device()); }
 
 }  // namespace loom
+
+namespace loom {
+
+Tensor randint(int64_t low, int64_t high, IntArrayRef sizes, DType dtype, Device device) {
+  LOOM_CHECK(low < high, "randint: expected low < high, got low=", low, " and high=", high);
+  LOOM_CHECK(dtype != DType::Bool || (low >= 0 && high <= 2), "randint: range [", low, ", ", high,
+             ") does not fit in bool");
+  // floor(u * (high - low)) + low with u uniform in [0, 1) in float64: the
+  // same counter-based stream as rand, so it is reproducible on every device.
+  Tensor u = empty(sizes, DType::Float64, device).uniform_(0, 1);
+  const Tensor span = scalar_tensor(static_cast<double>(high - low), device);
+  const Tensor lo = scalar_tensor(static_cast<double>(low), device);
+  return (floor(u * span) + lo).to(dtype);
+}
+
+Tensor linspace(Scalar start, Scalar end, int64_t steps, DType dtype, Device device) {
+  LOOM_CHECK(steps >= 0, "linspace: number of steps must be non-negative, got ", steps);
+  const double a = start.to_double(), b = end.to_double();
+  std::vector<double> v(static_cast<size_t>(steps));
+  if (steps == 1) v[0] = a;
+  // torch.linspace fills from both ends so that the last point is exact.
+  const double step = steps > 1 ? (b - a) / static_cast<double>(steps - 1) : 0.0;
+  const int64_t half = steps / 2;
+  for (int64_t i = 0; i < steps && steps > 1; ++i)
+    v[static_cast<size_t>(i)] = i < half ? a + step * static_cast<double>(i)
+                                         : b - step * static_cast<double>(steps - 1 - i);
+  return from_vector(v, {steps}).to(dtype).to(device);
+}
+
+Tensor eye(int64_t n, int64_t m, DType dtype, Device device) {
+  if (m < 0) m = n;
+  LOOM_CHECK(n >= 0, "eye: n must be non-negative, got ", n);
+  Tensor out = zeros({n, m}, dtype, device);
+  const int64_t diag = std::min(n, m);
+  if (diag > 0) out.as_strided({diag}, {m + 1}, 0).fill_(1);  // the diagonal, as a view
+  return out;
+}
+
+}  // namespace loom

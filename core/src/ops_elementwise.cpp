@@ -1,4 +1,6 @@
-// ops_elementwise.cpp — add, sub, mul, div, neg, relu, exp and the operators.
+// ops_elementwise.cpp — add, sub, mul, neg, relu, exp and the arithmetic
+// operators (div and the rest of the elementwise family: ops_binary.cpp,
+// ops_unary.cpp).
 // Derivative formulas join each op here with the autograd issue.
 #include "core_op.h"
 
@@ -32,12 +34,6 @@ void prepare_sub(OpCall& call) {
 
 void prepare_mul(OpCall& call) {
   const DType t = result_type(call);
-  prepare_elementwise(call, t, t);
-}
-
-void prepare_div(OpCall& call) {
-  DType t = result_type(call);
-  if (!is_floating_point(t)) t = kDefaultFloat;  // true division
   prepare_elementwise(call, t, t);
 }
 
@@ -75,7 +71,6 @@ void mul_inplace_composite(OpCall& call) {
 LOOM_CORE_OP(add_op, "add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", prepare_add, nullptr)
 LOOM_CORE_OP(sub_op, "sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", prepare_sub, nullptr)
 LOOM_CORE_OP(mul_op, "mul(Tensor self, Tensor other) -> Tensor", prepare_mul, nullptr)
-LOOM_CORE_OP(div_op, "div(Tensor self, Tensor other) -> Tensor", prepare_div, nullptr)
 LOOM_CORE_OP(neg_op, "neg(Tensor self) -> Tensor", prepare_neg, nullptr)
 LOOM_CORE_OP(relu_op, "relu(Tensor self) -> Tensor", prepare_relu, nullptr)
 LOOM_CORE_OP(exp_op, "exp(Tensor self) -> Tensor", prepare_float_unary, nullptr)
@@ -93,7 +88,6 @@ Tensor sub(const Tensor& a, const Tensor& b, Scalar alpha) {
   return detail::run_op(sub_op(), {&a, &b}, {alpha.abi()});
 }
 Tensor mul(const Tensor& a, const Tensor& b) { return detail::run_op(mul_op(), {&a, &b}); }
-Tensor div(const Tensor& a, const Tensor& b) { return detail::run_op(div_op(), {&a, &b}); }
 Tensor neg(const Tensor& a) { return detail::run_op(neg_op(), {&a}); }
 Tensor relu(const Tensor& a) { return detail::run_op(relu_op(), {&a}); }
 Tensor exp(const Tensor& a) { return detail::run_op(exp_op(), {&a}); }
@@ -101,7 +95,6 @@ Tensor exp(const Tensor& a) { return detail::run_op(exp_op(), {&a}); }
 Tensor Tensor::add(const Tensor& o, Scalar alpha) const { return loom::add(*this, o, alpha); }
 Tensor Tensor::sub(const Tensor& o, Scalar alpha) const { return loom::sub(*this, o, alpha); }
 Tensor Tensor::mul(const Tensor& o) const { return loom::mul(*this, o); }
-Tensor Tensor::div(const Tensor& o) const { return loom::div(*this, o); }
 Tensor Tensor::neg() const { return loom::neg(*this); }
 Tensor Tensor::relu() const { return loom::relu(*this); }
 Tensor Tensor::exp() const { return loom::exp(*this); }

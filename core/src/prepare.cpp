@@ -54,9 +54,11 @@ int combine(int higher, int lower) {
 }
 }  // namespace
 
-DType result_type(const OpCall& call) {
+namespace {
+template <class Range>
+DType result_type_of(const Range& tensors, std::string_view op) {
   int dim = kUndefined, zero = kUndefined, wrapped = kUndefined;
-  for (const Tensor* t : call.args) {
+  for (const Tensor* t : tensors) {
     if (!t || !t->defined()) continue;
     const int d = static_cast<int>(t->dtype());
     if (t->impl()->is_wrapped_number()) wrapped = promote(wrapped, d);
@@ -64,8 +66,40 @@ DType result_type(const OpCall& call) {
     else dim = promote(dim, d);
   }
   const int r = combine(dim, combine(zero, wrapped));
-  LOOM_CHECK(r != kUndefined, call.op->name(), ": no tensor arguments to infer a dtype from");
+  LOOM_CHECK(r != kUndefined, op, ": no tensor arguments to infer a dtype from");
   return static_cast<DType>(r);
+}
+}  // namespace
+
+DType result_type(const OpCall& call) { return result_type_of(call.args, call.op->name()); }
+DType result_type(std::initializer_list<const Tensor*> tensors, std::string_view op) {
+  return result_type_of(tensors, op);
+}
+
+DimVector broadcast_all(const OpCall& call) {
+  DimVector shape;
+  bool first = true;
+  for (const Tensor* t : call.args) {
+    if (!t || !t->defined()) continue;
+    if (first) {
+      shape = DimVector(t->sizes());
+      first = false;
+    } else if (!(t->sizes() == IntArrayRef(shape))) {
+      shape = broadcast_shapes(call.op->name(), shape, t->sizes());
+    }
+  }
+  return shape;
+}
+
+void inplace_via_out_of_place(OpCall& call) {
+  const std::string& n = call.op->name();
+  OpCall out(Dispatcher::instance().op(std::string_view(n).substr(0, n.size() - 1)));
+  out.args = call.args;
+  out.values = call.values;
+  dispatch(out);
+  Tensor self = call.arg(0);
+  self.copy_(out.result());
+  call.outputs[0].result = self;
 }
 
 int64_t wrap_dim(std::string_view op, int64_t dim, int64_t ndim) {
@@ -94,28 +128,9 @@ void set_input(OpCall& call, size_t i, DType dtype, IntArrayRef shape) {
 }
 
 void prepare_elementwise(OpCall& call, DType compute, DType out) {
-  // Common case first: every tensor has the same shape, nothing to broadcast.
-  IntArrayRef first;
-  bool have_first = false, same = true;
-  for (const Tensor* t : call.args) {
-    if (!t || !t->defined()) continue;
-    if (!have_first) {
-      first = t->sizes();
-      have_first = true;
-    } else if (!(t->sizes() == first)) {
-      same = false;
-    }
-  }
   auto& plan = call.outputs.emplace_back();
   plan.dtype = out;
-  if (same) {
-    plan.sizes = DimVector(first);
-  } else {
-    DimVector shape(first);
-    for (const Tensor* t : call.args)
-      if (t && t->defined()) shape = broadcast_shapes(call.op->name(), shape, t->sizes());
-    plan.sizes = std::move(shape);
-  }
+  plan.sizes = broadcast_all(call);
   call.inputs.resize(call.args.size());
   for (size_t i = 0; i < call.args.size(); ++i) set_input(call, i, compute, plan.sizes);
   call.compute_dtype = compute;

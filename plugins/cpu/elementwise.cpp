@@ -4,6 +4,7 @@
 // compute_t<T> (float for 16-bit floats, wrapping unsigned for integers, so
 // integer overflow wraps like PyTorch instead of being undefined). The loops
 // and their fast paths are in loops.hpp.
+#include "binary_kernels.hpp"
 #include "common.hpp"
 #include "kernels.hpp"
 #include "loops.hpp"
@@ -114,7 +115,12 @@ void unary_kernel(const LoomKernelCall& c, const char* name) {
 void add(const LoomKernelCall& c) { binary_kernel<Add, DTypes::All, true>(c, "add"); }
 void sub(const LoomKernelCall& c) { binary_kernel<Sub, DTypes::NoBool, true>(c, "sub"); }
 void mul(const LoomKernelCall& c) { binary_kernel<Mul, DTypes::All, false>(c, "mul"); }
-void div(const LoomKernelCall& c) { binary_kernel<Div, DTypes::Floating, false>(c, "div"); }
+// values[0] is rounding_mode: trunc/floor also take integers and are in
+// binary.cpp with the other rounding ops; None is true division.
+void div(const LoomKernelCall& c) {
+  if (const DivMode mode = div_mode(c); mode != DivMode::True) return div_rounded(c, mode);
+  binary_kernel<Div, DTypes::Floating, false>(c, "div");
+}
 void neg(const LoomKernelCall& c) { unary_kernel<Neg, DTypes::NoBool>(c, "neg"); }
 void relu(const LoomKernelCall& c) { unary_kernel<Relu, DTypes::NoBool>(c, "relu"); }
 void exp(const LoomKernelCall& c) { unary_kernel<Exp, DTypes::Floating>(c, "exp"); }

@@ -4,7 +4,7 @@
 // What each kernel receives is docs/kernel_conventions.md.
 #pragma once
 
-#include <loom/plugin_api.h>
+#include <loom/plugin.hpp>
 
 namespace loom::cpu {
 
@@ -23,6 +23,15 @@ void div(const LoomKernelCall& c);
 void neg(const LoomKernelCall& c);
 void relu(const LoomKernelCall& c);
 void exp(const LoomKernelCall& c);
+
+// unary.cpp: abs ... isfinite, clamp, nan_to_num and their in-place forms
+// (docs/kernel_conventions.md, "Elementwise unary ops").
+void register_unary_kernels(plugin::Registrar& r);
+
+// binary.cpp: div modes, remainder, pow, maximum/minimum, atan2,
+// comparisons, logical and bitwise ops, where, lerp and in-place forms
+// ("Elementwise binary and ternary ops").
+void register_binary_kernels(plugin::Registrar& r);
 
 // reduce.cpp
 void sum(const LoomKernelCall& c);

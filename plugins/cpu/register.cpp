@@ -21,7 +21,8 @@ void init(plugin::Registrar& r) {
   // In-place forms: the same kernels, with outputs[0] aliasing inputs[0].
   r.kernel("add_", "cpu", kernel<add>, kAllMask);
   r.kernel("mul_", "cpu", kernel<mul>, kAllMask);
-  r.kernel("div", "cpu", kernel<div>, kFloatingMask);
+  // Integers too: div with rounding_mode "trunc"/"floor" stays integral.
+  r.kernel("div", "cpu", kernel<div>, kNoBoolMask);
   r.kernel("neg", "cpu", kernel<neg>, kNoBoolMask);
   r.kernel("relu", "cpu", kernel<relu>, kNoBoolMask);
   r.kernel("exp", "cpu", kernel<exp>, kFloatingMask);
@@ -29,6 +30,8 @@ void init(plugin::Registrar& r) {
   r.kernel("matmul", "cpu", kernel<matmul>, kMatmulMask);
   r.kernel("uniform_", "cpu", kernel<uniform_>, kFloatingMask);
   r.kernel("normal_", "cpu", kernel<normal_>, kFloatingMask);
+  register_unary_kernels(r);
+  register_binary_kernels(r);
 }
 
 }  // namespace

@@ -119,8 +119,12 @@ void cpu_fallback(OpCall& call);
 DimVector broadcast_shapes(std::string_view op, IntArrayRef a, IntArrayRef b);
 // Strides that read `t` as `shape` (stride 0 on broadcast dims).
 DimVector broadcast_strides(IntArrayRef t_sizes, IntArrayRef t_strides, IntArrayRef shape);
-// PyTorch's result_type over the call's defined tensor arguments.
+// PyTorch's result_type over the call's defined tensor arguments, or over
+// some of them.
 DType result_type(const OpCall& call);
+DType result_type(std::initializer_list<const Tensor*> tensors, std::string_view op);
+// The broadcast shape of every defined tensor argument.
+DimVector broadcast_all(const OpCall& call);
 // `i` wrapped into [0, ndim) or throws naming the op.
 int64_t wrap_dim(std::string_view op, int64_t dim, int64_t ndim);
 
@@ -135,5 +139,8 @@ void prepare_inplace(OpCall& call);
 // An op that writes args[0] whole and reads nothing else (fill_, uniform_):
 // input 0 and output 0 are args[0], computing in its dtype.
 void prepare_self_output(OpCall& call);
+// The composite of every in-place op "name_" whose device has no kernel for
+// it: run "name" out of place, then copy into self.
+void inplace_via_out_of_place(OpCall& call);
 
 }  // namespace loom

@@ -5,6 +5,7 @@
 // core/src/ops_*.cpp.
 #pragma once
 
+#include <loom/op_tables.h>
 #include <loom/tensor.h>
 
 #include <cstdint>
@@ -23,6 +24,14 @@ Tensor arange(Scalar end, std::optional<DType> dtype = std::nullopt, Device devi
 Tensor arange(Scalar start, Scalar end, Scalar step = 1, std::optional<DType> dtype = std::nullopt,
               Device device = cpu_device());
 Tensor rand(IntArrayRef sizes, DType dtype = DType::Float32, Device device = cpu_device());
+// Integers uniform in [low, high).
+Tensor randint(int64_t low, int64_t high, IntArrayRef sizes, DType dtype = DType::Int64,
+               Device device = cpu_device());
+// `steps` points from start to end inclusive (torch.linspace).
+Tensor linspace(Scalar start, Scalar end, int64_t steps, DType dtype = DType::Float32,
+                Device device = cpu_device());
+// Ones on the diagonal of an n x m matrix (m = n when negative).
+Tensor eye(int64_t n, int64_t m = -1, DType dtype = DType::Float32, Device device = cpu_device());
 Tensor randn(IntArrayRef sizes, DType dtype = DType::Float32, Device device = cpu_device());
 Tensor empty_like(const Tensor& t);
 Tensor zeros_like(const Tensor& t);
@@ -40,9 +49,37 @@ Tensor add(const Tensor& a, const Tensor& b, Scalar alpha = 1);
 Tensor sub(const Tensor& a, const Tensor& b, Scalar alpha = 1);
 Tensor mul(const Tensor& a, const Tensor& b);
 Tensor div(const Tensor& a, const Tensor& b);  // true division
+// rounding_mode: nullopt (true division), "trunc" or "floor".
+Tensor div(const Tensor& a, const Tensor& b, const std::optional<std::string>& rounding_mode);
+Tensor floor_divide(const Tensor& a, const Tensor& b);
 Tensor neg(const Tensor& a);
 Tensor relu(const Tensor& a);
 Tensor exp(const Tensor& a);
+
+#define LOOM_DECLARE_UNARY(op, ...) Tensor op(const Tensor& a);
+LOOM_UNARY_OPS(LOOM_DECLARE_UNARY)
+LOOM_PREDICATE_OPS(LOOM_DECLARE_UNARY)
+#undef LOOM_DECLARE_UNARY
+Tensor round(const Tensor& a, int64_t decimals = 0);  // half to even
+Tensor gelu(const Tensor& a, const std::string& approximate = "none");  // or "tanh"
+Tensor softplus(const Tensor& a, Scalar beta = 1, Scalar threshold = 20);
+Tensor elu(const Tensor& a, Scalar alpha = 1, Scalar scale = 1, Scalar input_scale = 1);
+Tensor leaky_relu(const Tensor& a, Scalar negative_slope = 0.01);
+// None: 0, the dtype's largest, the dtype's lowest.
+Tensor nan_to_num(const Tensor& a, std::optional<double> nan = std::nullopt,
+                  std::optional<double> posinf = std::nullopt,
+                  std::optional<double> neginf = std::nullopt);
+Tensor clamp(const Tensor& a, std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
+
+#define LOOM_DECLARE_BINARY(op, ...)              \
+  Tensor op(const Tensor& a, const Tensor& b);    \
+  Tensor op(const Tensor& a, Scalar b);
+LOOM_BINARY_OPS(LOOM_DECLARE_BINARY)
+#undef LOOM_DECLARE_BINARY
+Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b);
+Tensor where(const Tensor& condition, const Tensor& a, Scalar b);
+Tensor lerp(const Tensor& a, const Tensor& end, const Tensor& weight);
+Tensor lerp(const Tensor& a, const Tensor& end, Scalar weight);
 
 // ---- reductions --------------------------------------------------------------------
 Tensor sum(const Tensor& a, std::optional<DType> dtype = std::nullopt);
@@ -69,5 +106,22 @@ Tensor operator/(Scalar a, const Tensor& b);
 Tensor operator-(const Tensor& a);
 Tensor& operator+=(Tensor& a, const Tensor& b);
 Tensor& operator*=(Tensor& a, const Tensor& b);
+Tensor operator%(const Tensor& a, const Tensor& b);
+Tensor operator==(const Tensor& a, const Tensor& b);
+Tensor operator!=(const Tensor& a, const Tensor& b);
+Tensor operator<(const Tensor& a, const Tensor& b);
+Tensor operator<=(const Tensor& a, const Tensor& b);
+Tensor operator>(const Tensor& a, const Tensor& b);
+Tensor operator>=(const Tensor& a, const Tensor& b);
+Tensor operator==(const Tensor& a, Scalar b);
+Tensor operator!=(const Tensor& a, Scalar b);
+Tensor operator<(const Tensor& a, Scalar b);
+Tensor operator<=(const Tensor& a, Scalar b);
+Tensor operator>(const Tensor& a, Scalar b);
+Tensor operator>=(const Tensor& a, Scalar b);
+Tensor operator&(const Tensor& a, const Tensor& b);
+Tensor operator|(const Tensor& a, const Tensor& b);
+Tensor operator^(const Tensor& a, const Tensor& b);
+Tensor operator!(const Tensor& a);  // logical_not
 
 }  // namespace loom

@@ -10,6 +10,7 @@
 #include <loom/device.h>
 #include <loom/dtype.h>
 #include <loom/error.h>
+#include <loom/op_tables.h>
 #include <loom/plugin/half.hpp>
 #include <loom/scalar.h>
 #include <loom/storage.h>
@@ -134,6 +135,30 @@ class Tensor {
   Tensor neg() const;
   Tensor relu() const;
   Tensor exp() const;
+  Tensor& neg_();
+  Tensor& relu_();
+  Tensor& exp_();
+#define LOOM_UNARY_METHODS(op, ...) \
+  Tensor op() const;                \
+  Tensor& op##_();
+  LOOM_UNARY_OPS(LOOM_UNARY_METHODS)
+#undef LOOM_UNARY_METHODS
+#define LOOM_PREDICATE_METHODS(op) Tensor op() const;
+  LOOM_PREDICATE_OPS(LOOM_PREDICATE_METHODS)
+#undef LOOM_PREDICATE_METHODS
+#define LOOM_BINARY_METHODS(op, rule, inplace) \
+  Tensor op(const Tensor& other) const;        \
+  LOOM_BINARY_INPLACE_METHOD_##inplace(op)
+#define LOOM_BINARY_INPLACE_METHOD_0(op)
+#define LOOM_BINARY_INPLACE_METHOD_1(op) Tensor& op##_(const Tensor& other);
+  LOOM_BINARY_OPS(LOOM_BINARY_METHODS)
+#undef LOOM_BINARY_METHODS
+  Tensor round(int64_t decimals = 0) const;
+  Tensor clamp(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) const;
+  Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
+  Tensor& sub_(const Tensor& other, Scalar alpha = 1);
+  Tensor& div_(const Tensor& other, const std::optional<std::string>& rounding_mode = std::nullopt);
+  Tensor& lerp_(const Tensor& end, const Tensor& weight);
   Tensor sum() const;
   Tensor sum(IntArrayRef dim, bool keepdim = false) const;
   Tensor matmul(const Tensor& other) const;

@@ -1,0 +1,179 @@
+// Comparisons (eq ne lt le gt ge), logical_and/or/xor, bitwise_and/or/xor
+// and where, with the in-place logical and bitwise forms. Definitions:
+// docs/kernel_conventions.md, "Elementwise binary and ternary ops"; the
+// loops: binary_loops.hpp.
+//
+// Comparisons and logical ops read both inputs in the compute dtype and
+// write bool. The in-place logical ops (logical_and_ ...) write self's own
+// dtype instead, so the same kernels also take an output of the inputs'
+// dtype and store 0 or 1 in it.
+#include "binary_kernels.hpp"
+#include "binary_loops.hpp"
+#include "common.hpp"
+
+#include <cstdint>
+#include <type_traits>
+
+namespace loom::cpu {
+namespace {
+
+// Predicates on value_t<T>: float for the 16-bit floats, so NaN compares
+// unequal to everything; signed integers compare as signed.
+struct Eq {
+  template <class V> bool operator()(V a, V b) const { return a == b; }
+};
+struct Ne {
+  template <class V> bool operator()(V a, V b) const { return a != b; }
+};
+struct Lt {
+  template <class V> bool operator()(V a, V b) const { return a < b; }
+};
+struct Le {
+  template <class V> bool operator()(V a, V b) const { return a <= b; }
+};
+struct Gt {
+  template <class V> bool operator()(V a, V b) const { return a > b; }
+};
+struct Ge {
+  template <class V> bool operator()(V a, V b) const { return a >= b; }
+};
+// Non-short-circuit & and | keep the loops branch-free.
+struct LogicalAnd {
+  template <class V> bool operator()(V a, V b) const { return (a != V(0)) & (b != V(0)); }
+};
+struct LogicalOr {
+  template <class V> bool operator()(V a, V b) const { return (a != V(0)) | (b != V(0)); }
+};
+struct LogicalXor {
+  template <class V> bool operator()(V a, V b) const { return (a != V(0)) != (b != V(0)); }
+};
+
+// A predicate on storage values of T, its result stored as O (0 or 1).
+template <class O, class T, class P>
+struct Predicate {
+  O operator()(T a, T b) const { return plugin::cast<O>(P{}(value_t<T>(a), value_t<T>(b))); }
+};
+
+struct BitAnd {
+  template <class T> T operator()(T a, T b) const { return static_cast<T>(a & b); }
+};
+struct BitOr {
+  template <class T> T operator()(T a, T b) const { return static_cast<T>(a | b); }
+};
+struct BitXor {
+  template <class T> T operator()(T a, T b) const { return static_cast<T>(a ^ b); }
+};
+
+// `SameDtypeOut`: the output may also have the inputs' dtype (the in-place
+// logical ops); otherwise it must be bool.
+template <class P, bool SameDtypeOut>
+void predicate_op(const LoomKernelCall& c, const char* name) {
+  expect_arity(c, name, 2, 1);
+  const LoomTensorDesc& out = c.outputs[0];
+  const LoomTensorDesc& a = c.inputs[0];
+  const LoomTensorDesc& b = c.inputs[1];
+  expect_like(a, out, name, /*same_dtype=*/false);
+  expect_like(b, a, name);
+  const bool bool_out = out.dtype == LOOM_DTYPE_BOOL;
+  if (!bool_out && !(SameDtypeOut && out.dtype == a.dtype)) [[unlikely]]
+    fail(LOOM_STATUS_INVALID_ARGUMENT, "cpu %s: the output must be bool%s, got %s", name,
+         SameDtypeOut ? " or the inputs' dtype" : "", plugin::dtype_name(out.dtype));
+  dispatch<DTypes::All>(a.dtype, name, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (SameDtypeOut && !std::is_same_v<T, bool>) {
+      if (!bool_out) return apply_elementwise<T>(out, Predicate<T, T, P>{}, In<T>{a}, In<T>{b});
+    }
+    apply_elementwise<bool>(out, Predicate<bool, T, P>{}, In<T>{a}, In<T>{b});
+  });
+}
+
+template <class F>
+void bitwise_op(const LoomKernelCall& c, const char* name) {
+  expect_arity(c, name, 2, 1);
+  const LoomTensorDesc& out = c.outputs[0];
+  const LoomTensorDesc& a = c.inputs[0];
+  const LoomTensorDesc& b = c.inputs[1];
+  expect_like(a, out, name);
+  expect_like(b, out, name);
+  dispatch<DTypes::All>(out.dtype, name, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (plugin::is_floating_v<T>) fail_dtype(name, out.dtype);
+    else apply_elementwise<T>(out, F{}, In<T>{a}, In<T>{b});
+  });
+}
+
+// where moves bit patterns, so it dispatches on the element size alone; the
+// condition is read as bytes (0 or 1) because GCC 12 cannot vectorise a
+// bool -> integer conversion.
+template <class U>
+struct Select {
+  U operator()(uint8_t m, U x, U y) const { return m ? x : y; }
+};
+
+void where(const LoomKernelCall& c) {
+  expect_arity(c, "where", 3, 1);
+  const LoomTensorDesc& out = c.outputs[0];
+  const LoomTensorDesc& cond = c.inputs[0];
+  expect_like(cond, out, "where", /*same_dtype=*/false);
+  if (cond.dtype != LOOM_DTYPE_BOOL) [[unlikely]]
+    fail(LOOM_STATUS_INVALID_ARGUMENT, "cpu where: the condition must be bool, got %s",
+         plugin::dtype_name(cond.dtype));
+  const LoomTensorDesc& x = c.inputs[1];
+  const LoomTensorDesc& y = c.inputs[2];
+  expect_like(x, out, "where");
+  expect_like(y, out, "where");
+  const auto run = [&](auto tag) {
+    using U = decltype(tag);
+    apply_elementwise<U>(out, Select<U>{}, In<uint8_t>{cond}, In<U>{x}, In<U>{y});
+  };
+  switch (plugin::dtype_itemsize(out.dtype)) {
+    case 1: return run(uint8_t{});
+    case 2: return run(uint16_t{});
+    case 4: return run(uint32_t{});
+    case 8: return run(uint64_t{});
+    default: fail_dtype("where", out.dtype);
+  }
+}
+
+void eq(const LoomKernelCall& c) { predicate_op<Eq, false>(c, "eq"); }
+void ne(const LoomKernelCall& c) { predicate_op<Ne, false>(c, "ne"); }
+void lt(const LoomKernelCall& c) { predicate_op<Lt, false>(c, "lt"); }
+void le(const LoomKernelCall& c) { predicate_op<Le, false>(c, "le"); }
+void gt(const LoomKernelCall& c) { predicate_op<Gt, false>(c, "gt"); }
+void ge(const LoomKernelCall& c) { predicate_op<Ge, false>(c, "ge"); }
+void logical_and(const LoomKernelCall& c) { predicate_op<LogicalAnd, true>(c, "logical_and"); }
+void logical_or(const LoomKernelCall& c) { predicate_op<LogicalOr, true>(c, "logical_or"); }
+void logical_xor(const LoomKernelCall& c) { predicate_op<LogicalXor, true>(c, "logical_xor"); }
+void bitwise_and(const LoomKernelCall& c) { bitwise_op<BitAnd>(c, "bitwise_and"); }
+void bitwise_or(const LoomKernelCall& c) { bitwise_op<BitOr>(c, "bitwise_or"); }
+void bitwise_xor(const LoomKernelCall& c) { bitwise_op<BitXor>(c, "bitwise_xor"); }
+
+}  // namespace
+
+// Masks are of the compute dtype (the inputs' dtype; where: self's and
+// other's), not of the bool result.
+void register_compare_kernels(plugin::Registrar& r) {
+  using plugin::kernel;
+  constexpr uint64_t kIntegralMask = kAllMask & ~kFloatingMask;  // with bool
+  r.kernel("eq", "cpu", kernel<eq>, kAllMask);
+  r.kernel("ne", "cpu", kernel<ne>, kAllMask);
+  r.kernel("lt", "cpu", kernel<lt>, kAllMask);
+  r.kernel("le", "cpu", kernel<le>, kAllMask);
+  r.kernel("gt", "cpu", kernel<gt>, kAllMask);
+  r.kernel("ge", "cpu", kernel<ge>, kAllMask);
+  r.kernel("logical_and", "cpu", kernel<logical_and>, kAllMask);
+  r.kernel("logical_or", "cpu", kernel<logical_or>, kAllMask);
+  r.kernel("logical_xor", "cpu", kernel<logical_xor>, kAllMask);
+  r.kernel("logical_and_", "cpu", kernel<logical_and>, kAllMask);
+  r.kernel("logical_or_", "cpu", kernel<logical_or>, kAllMask);
+  r.kernel("logical_xor_", "cpu", kernel<logical_xor>, kAllMask);
+  r.kernel("bitwise_and", "cpu", kernel<bitwise_and>, kIntegralMask);
+  r.kernel("bitwise_or", "cpu", kernel<bitwise_or>, kIntegralMask);
+  r.kernel("bitwise_xor", "cpu", kernel<bitwise_xor>, kIntegralMask);
+  r.kernel("bitwise_and_", "cpu", kernel<bitwise_and>, kIntegralMask);
+  r.kernel("bitwise_or_", "cpu", kernel<bitwise_or>, kIntegralMask);
+  r.kernel("bitwise_xor_", "cpu", kernel<bitwise_xor>, kIntegralMask);
+  r.kernel("where", "cpu", kernel<where>, kAllMask);
+}
+
+}  // namespace loom::cpu

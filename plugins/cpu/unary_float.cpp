@@ -1,0 +1,248 @@
+// The float-rule unary ops (exp2 ... erf: the core casts integers and bool
+// to float32 first) and the float-only activations gelu, silu, softplus,
+// elu, leaky_relu (docs/kernel_conventions.md, "Elementwise unary ops").
+//
+// float, float16 and bfloat16 compute through unary_math.hpp, whose float
+// functions vectorise and round correctly but for rare near-ties; float64
+// goes through <cmath>. The loops are unary_loops.hpp's.
+#include "common.hpp"
+#include "unary_loops.hpp"
+#include "unary_math.hpp"
+
+#include <cmath>
+#include <concepts>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+namespace loom::cpu {
+namespace {
+
+// A math function object: `float operator()(float)` (exact) and
+// `double operator()(double)`. One that needs libm for a rare float range
+// also has `fast_ok(float)` / `fast(float)` (see unary_loops.hpp).
+template <class F>
+concept FloatFastPath = requires(const F& f, float x) {
+  { f.fast_ok(x) } -> std::convertible_to<bool>;
+  { f.fast(x) } -> std::same_as<float>;
+};
+
+// F on a floating dtype-type T, through T's compute type.
+template <class F, class T>
+struct FloatFn {
+  F f;
+  T operator()(T a) const { return narrow<T>(f(widen(a))); }
+  bool fast_ok(T a) const
+    requires(FloatFastPath<F> && !std::is_same_v<T, double>)
+  {
+    return f.fast_ok(widen(a));
+  }
+  T fast(T a) const
+    requires(FloatFastPath<F> && !std::is_same_v<T, double>)
+  {
+    return narrow<T>(f.fast(widen(a)));
+  }
+};
+
+// The family of a value-less float op.
+template <class F>
+struct FloatOp {
+  static constexpr const char* name = F::name;
+  static constexpr Rule rule = Rule::Floating;
+  template <class T>
+  static FloatFn<F, T> make(const LoomKernelCall&) {
+    return {F{}};
+  }
+};
+
+// One line per op: its name, the float form (x is a float, widened to
+// double inside vmath) and the float64 form.
+#define LOOM_FLOAT_FN(Type, op_name, float_expr, double_expr)                 \
+  struct Type {                                                               \
+    static constexpr const char* name = op_name;                              \
+    float operator()(float x) const { return static_cast<float>(float_expr); } \
+    double operator()(double x) const { return double_expr; }                 \
+  };
+
+LOOM_FLOAT_FN(Exp2, "exp2", vmath::exp2_d(x), std::exp2(x))
+LOOM_FLOAT_FN(Expm1, "expm1", vmath::expm1_d(x), std::expm1(x))
+LOOM_FLOAT_FN(Log, "log", vmath::log_d(x), std::log(x))
+LOOM_FLOAT_FN(Log2, "log2", vmath::log2_d(x), std::log2(x))
+LOOM_FLOAT_FN(Log1p, "log1p", vmath::log1p_d(x), std::log1p(x))
+LOOM_FLOAT_FN(Sqrt, "sqrt", std::sqrt(x), std::sqrt(x))
+// In double, 1/sqrt rounds once to float: correctly rounded but for ties.
+LOOM_FLOAT_FN(Rsqrt, "rsqrt", 1.0 / std::sqrt(static_cast<double>(x)), 1.0 / std::sqrt(x))
+LOOM_FLOAT_FN(Reciprocal, "reciprocal", 1.0f / x, 1.0 / x)
+LOOM_FLOAT_FN(Tanh, "tanh", vmath::tanh_d(x), std::tanh(x))
+// e^-x overflowing to inf gives 0, never NaN.
+LOOM_FLOAT_FN(Sigmoid, "sigmoid", vmath::sigmoid_d(x), 1.0 / (1.0 + std::exp(-x)))
+LOOM_FLOAT_FN(Erf, "erf", vmath::erf_d(x), std::erf(x))
+// x * sigmoid(x) as one division.
+LOOM_FLOAT_FN(Silu, "silu", x / (1.0 + vmath::exp_d(-static_cast<double>(x))),
+              x / (1.0 + std::exp(-x)))
+
+#undef LOOM_FLOAT_FN
+
+// sin, cos, tan: vmath's reduction is exact for |x| < 2^20; larger finite
+// floats go to libm in double (then round), so every float is right.
+enum class Trig { Sin, Cos, Tan };
+
+template <Trig K>
+struct TrigFn {
+  static constexpr const char* name = K == Trig::Sin ? "sin" : K == Trig::Cos ? "cos" : "tan";
+  bool fast_ok(float x) const {
+    const float a = std::fabs(x);  // inf and NaN are fine: the fast form gives NaN
+    return !(a > static_cast<float>(vmath::kTrigFastMax) && a < std::numeric_limits<float>::infinity());
+  }
+  float fast(float x) const {
+    if constexpr (K == Trig::Sin) return static_cast<float>(vmath::sin_d(x));
+    else if constexpr (K == Trig::Cos) return static_cast<float>(vmath::cos_d(x));
+    else return static_cast<float>(vmath::tan_d(x));
+  }
+  float operator()(float x) const {
+    return fast_ok(x) ? fast(x) : static_cast<float>((*this)(static_cast<double>(x)));
+  }
+  double operator()(double x) const {
+    if constexpr (K == Trig::Sin) return std::sin(x);
+    else if constexpr (K == Trig::Cos) return std::cos(x);
+    else return std::tan(x);
+  }
+};
+
+// ----------------------------------------------------------- activations ---
+
+// gelu(x, approximate): erf form x/2 (1 + erf(x/sqrt2)) = x/2 erfc(-x/sqrt2);
+// tanh form x/2 (1 + tanh(y)) = x / (1 + e^(-2y)). The rewritten forms are
+// the same functions without cancellation for negative x.
+struct Gelu {
+  static constexpr const char* name = "gelu";
+  static constexpr Rule rule = Rule::Floating;
+  template <class T, bool TanhForm>
+  struct Fn {
+    T operator()(T a) const {
+      const compute_t<T> x = widen(a);
+      if constexpr (std::is_same_v<T, double>) {
+        if constexpr (TanhForm) {
+          const double y = vmath::kSqrt2OverPi * (x + 0.044715 * (x * x * x));
+          return x / (1.0 + std::exp(-2.0 * y));
+        } else {
+          return 0.5 * x * std::erfc(-x * vmath::kSqrtHalf);
+        }
+      } else {
+        return narrow<T>(
+            static_cast<float>(TanhForm ? vmath::gelu_tanh_d(x) : vmath::gelu_erf_d(x)));
+      }
+    }
+  };
+  // Two functor types, so each loop is branch-free.
+  template <class T, class K>
+  static void visit(const LoomKernelCall& c, K&& k) {
+    const LoomValue& v = value_at(c, name, 0);
+    if (v.kind != LOOM_VALUE_STRING) [[unlikely]]
+      fail(LOOM_STATUS_INVALID_ARGUMENT,
+           "cpu gelu: approximate must be a string ('none' or 'tanh'), got value kind %d", v.kind);
+    const char* s = v.u.str.data ? v.u.str.data : "";
+    const int64_t n = v.u.str.data ? v.u.str.size : 0;
+    const auto is = [&](const char* word) {
+      return n == static_cast<int64_t>(std::strlen(word)) && std::memcmp(s, word, n) == 0;
+    };
+    if (is("none")) return k(Fn<T, false>{});
+    if (is("tanh")) return k(Fn<T, true>{});
+    fail(LOOM_STATUS_INVALID_ARGUMENT, "cpu gelu: approximate must be 'none' or 'tanh', got '%.*s'",
+         static_cast<int>(n < 0 ? 0 : n > 64 ? 64 : n), s);
+  }
+};
+
+// softplus(x, beta, threshold): x where x*beta > threshold, else
+// log1p(e^(x*beta))/beta, evaluated as max(xb, 0) + log1p(e^-|xb|) so a
+// large threshold cannot overflow the exponential.
+struct Softplus {
+  static constexpr const char* name = "softplus";
+  static constexpr Rule rule = Rule::Floating;
+  template <class T>
+  struct Fn {
+    compute_t<T> beta, threshold;
+    T operator()(T a) const {
+      const compute_t<T> x = widen(a);
+      const double xb = static_cast<double>(x) * beta;  // exact for float x
+      double soft;
+      if constexpr (std::is_same_v<T, double>) soft = std::log1p(std::exp(-std::fabs(xb)));
+      else soft = vmath::log1p_d(vmath::exp_d(-std::fabs(xb)));
+      const double y = ((xb > 0 ? xb : 0.0) + soft) / beta;
+      return narrow<T>(static_cast<compute_t<T>>(xb > threshold ? x : y));
+    }
+  };
+  template <class T>
+  static Fn<T> make(const LoomKernelCall& c) {
+    return {scalar_arg<compute_t<T>>(c, name, 0), scalar_arg<compute_t<T>>(c, name, 1)};
+  }
+};
+
+// elu(x, alpha, scale, input_scale): x > 0 ? scale x : scale alpha
+// (e^(x input_scale) - 1), with expm1 for accuracy near 0. NaN takes the
+// second branch and stays NaN.
+struct Elu {
+  static constexpr const char* name = "elu";
+  static constexpr Rule rule = Rule::Floating;
+  template <class T>
+  struct Fn {
+    compute_t<T> alpha, scale, input_scale;
+    T operator()(T a) const {
+      const double x = widen(a);
+      double em1;
+      if constexpr (std::is_same_v<T, double>) em1 = std::expm1(x * input_scale);
+      else em1 = vmath::expm1_d(x * input_scale);
+      const double y = x > 0 ? double(scale) * x : double(scale) * alpha * em1;
+      return narrow<T>(static_cast<compute_t<T>>(y));
+    }
+  };
+  template <class T>
+  static Fn<T> make(const LoomKernelCall& c) {
+    using C = compute_t<T>;
+    return {scalar_arg<C>(c, name, 0), scalar_arg<C>(c, name, 1), scalar_arg<C>(c, name, 2)};
+  }
+};
+
+// leaky_relu(x, slope): x > 0 ? x : x slope, in the compute type.
+struct LeakyRelu {
+  static constexpr const char* name = "leaky_relu";
+  static constexpr Rule rule = Rule::Floating;
+  template <class T>
+  struct Fn {
+    compute_t<T> slope;
+    T operator()(T a) const {
+      const compute_t<T> x = widen(a);
+      return narrow<T>(x > 0 ? x : x * slope);
+    }
+  };
+  template <class T>
+  static Fn<T> make(const LoomKernelCall& c) {
+    return {scalar_arg<compute_t<T>>(c, name, 0)};
+  }
+};
+
+}  // namespace
+
+void register_unary_float_kernels(plugin::Registrar& r) {
+  register_unary<FloatOp<Exp2>>(r, true);
+  register_unary<FloatOp<Expm1>>(r, true);
+  register_unary<FloatOp<Log>>(r, true);
+  register_unary<FloatOp<Log2>>(r, true);
+  register_unary<FloatOp<Log1p>>(r, true);
+  register_unary<FloatOp<Sqrt>>(r, true);
+  register_unary<FloatOp<Rsqrt>>(r, true);
+  register_unary<FloatOp<Reciprocal>>(r, true);
+  register_unary<FloatOp<TrigFn<Trig::Sin>>>(r, true);
+  register_unary<FloatOp<TrigFn<Trig::Cos>>>(r, true);
+  register_unary<FloatOp<TrigFn<Trig::Tan>>>(r, true);
+  register_unary<FloatOp<Tanh>>(r, true);
+  register_unary<FloatOp<Sigmoid>>(r, true);
+  register_unary<FloatOp<Erf>>(r, true);
+  register_unary<Gelu>(r, true);
+  register_unary<FloatOp<Silu>>(r, true);
+  register_unary<Softplus>(r, true);
+  register_unary<Elu>(r, true);
+  register_unary<LeakyRelu>(r, true);
+}
+
+}  // namespace loom::cpu
