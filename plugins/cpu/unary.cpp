@@ -23,16 +23,21 @@ template <class T>
 inline constexpr bool is_float_v = plugin::is_floating_v<T>;
 
 // make() of a family without values.
-#define LOOM_UNARY_NO_VALUES \
-  template <class T>         \
-  static Fn<T> make(const LoomKernelCall&) { return {}; }
+#define LOOM_UNARY_NO_VALUES                 \
+  template <class T>                         \
+  static Fn<T> make(const LoomKernelCall&) { \
+    return {};                               \
+  }
 
 // The largest finite value of a floating dtype-type, in its compute type.
 template <class T>
 compute_t<T> finite_max() {
-  if constexpr (std::is_same_v<T, Half>) return Half::from_bits(0x7bff);
-  else if constexpr (std::is_same_v<T, BFloat16>) return BFloat16::from_bits(0x7f7f);
-  else return std::numeric_limits<T>::max();
+  if constexpr (std::is_same_v<T, Half>)
+    return Half::from_bits(0x7bff);
+  else if constexpr (std::is_same_v<T, BFloat16>)
+    return BFloat16::from_bits(0x7f7f);
+  else
+    return std::numeric_limits<T>::max();
 }
 
 struct Abs {
@@ -41,9 +46,12 @@ struct Abs {
   template <class T>
   struct Fn {
     T operator()(T a) const {
-      if constexpr (std::is_unsigned_v<T>) return a;
-      else if constexpr (std::is_integral_v<T>) return a < 0 ? narrow<T>(compute_t<T>(0) - widen(a)) : a;
-      else return narrow<T>(std::fabs(widen(a)));
+      if constexpr (std::is_unsigned_v<T>)
+        return a;
+      else if constexpr (std::is_integral_v<T>)
+        return a < 0 ? narrow<T>(compute_t<T>(0) - widen(a)) : a;
+      else
+        return narrow<T>(std::fabs(widen(a)));
     }
   };
   LOOM_UNARY_NO_VALUES
@@ -56,9 +64,12 @@ struct Sign {
   template <class T>
   struct Fn {
     T operator()(T a) const {
-      if constexpr (std::is_same_v<T, bool>) return a;
-      else if constexpr (std::is_unsigned_v<T>) return static_cast<T>(a != 0);
-      else if constexpr (std::is_integral_v<T>) return static_cast<T>((a > 0) - (a < 0));
+      if constexpr (std::is_same_v<T, bool>)
+        return a;
+      else if constexpr (std::is_unsigned_v<T>)
+        return static_cast<T>(a != 0);
+      else if constexpr (std::is_integral_v<T>)
+        return static_cast<T>((a > 0) - (a < 0));
       else {
         const compute_t<T> x = widen(a);
         return narrow<T>(static_cast<compute_t<T>>((x > 0) - (x < 0)));
@@ -94,9 +105,12 @@ struct RoundTo {
         return a;
       } else {
         const compute_t<T> x = widen(a);
-        if constexpr (M == Rounding::Floor) return narrow<T>(std::floor(x));
-        else if constexpr (M == Rounding::Ceil) return narrow<T>(std::ceil(x));
-        else return narrow<T>(std::trunc(x));
+        if constexpr (M == Rounding::Floor)
+          return narrow<T>(std::floor(x));
+        else if constexpr (M == Rounding::Ceil)
+          return narrow<T>(std::ceil(x));
+        else
+          return narrow<T>(std::trunc(x));
       }
     }
   };
@@ -200,8 +214,10 @@ struct Clamp {
       const LoomValue& v = c.values[i];
       if (v.kind == LOOM_VALUE_FLOAT) return scalar_arg<T>(c, name, i);  // saturates
       const int64_t b = scalar_arg<int64_t>(c, name, i);
-      if (b < static_cast<int64_t>(std::numeric_limits<T>::min())) return std::numeric_limits<T>::min();
-      if (b > static_cast<int64_t>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+      if (b < static_cast<int64_t>(std::numeric_limits<T>::min()))
+        return std::numeric_limits<T>::min();
+      if (b > static_cast<int64_t>(std::numeric_limits<T>::max()))
+        return std::numeric_limits<T>::max();
       return static_cast<T>(b);
     } else {
       return widen(scalar_arg<T>(c, name, i));
@@ -233,8 +249,10 @@ struct LogicalNot {
   template <class T>
   struct Fn {
     bool operator()(T a) const {
-      if constexpr (std::is_same_v<T, bool>) return !a;
-      else return widen(a) == 0;  // NaN is not zero; -0 is
+      if constexpr (std::is_same_v<T, bool>)
+        return !a;
+      else
+        return widen(a) == 0;  // NaN is not zero; -0 is
     }
   };
   LOOM_UNARY_NO_VALUES
@@ -257,9 +275,12 @@ struct IsClass {
       } else {
         constexpr compute_t<T> inf = std::numeric_limits<compute_t<T>>::infinity();
         const compute_t<T> x = widen(a);
-        if constexpr (K == FpClass::Nan) return x != x;
-        else if constexpr (K == FpClass::Inf) return std::fabs(x) == inf;
-        else return std::fabs(x) < inf;  // false for NaN
+        if constexpr (K == FpClass::Nan)
+          return x != x;
+        else if constexpr (K == FpClass::Inf)
+          return std::fabs(x) == inf;
+        else
+          return std::fabs(x) < inf;  // false for NaN
       }
     }
   };

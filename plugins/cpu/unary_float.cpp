@@ -32,14 +32,10 @@ template <class F, class T>
 struct FloatFn {
   F f;
   T operator()(T a) const { return narrow<T>(f(widen(a))); }
-  bool fast_ok(T a) const
-    requires(FloatFastPath<F> && !std::is_same_v<T, double>)
-  {
+  bool fast_ok(T a) const requires(FloatFastPath<F> && !std::is_same_v<T, double>) {
     return f.fast_ok(widen(a));
   }
-  T fast(T a) const
-    requires(FloatFastPath<F> && !std::is_same_v<T, double>)
-  {
+  T fast(T a) const requires(FloatFastPath<F> && !std::is_same_v<T, double>) {
     return narrow<T>(f.fast(widen(a)));
   }
 };
@@ -57,11 +53,11 @@ struct FloatOp {
 
 // One line per op: its name, the float form (x is a float, widened to
 // double inside vmath) and the float64 form.
-#define LOOM_FLOAT_FN(Type, op_name, float_expr, double_expr)                 \
-  struct Type {                                                               \
-    static constexpr const char* name = op_name;                              \
+#define LOOM_FLOAT_FN(Type, op_name, float_expr, double_expr)                  \
+  struct Type {                                                                \
+    static constexpr const char* name = op_name;                               \
     float operator()(float x) const { return static_cast<float>(float_expr); } \
-    double operator()(double x) const { return double_expr; }                 \
+    double operator()(double x) const { return double_expr; }                  \
   };
 
 LOOM_FLOAT_FN(Exp2, "exp2", vmath::exp2_d(x), std::exp2(x))
@@ -92,20 +88,27 @@ struct TrigFn {
   static constexpr const char* name = K == Trig::Sin ? "sin" : K == Trig::Cos ? "cos" : "tan";
   bool fast_ok(float x) const {
     const float a = std::fabs(x);  // inf and NaN are fine: the fast form gives NaN
-    return !(a > static_cast<float>(vmath::kTrigFastMax) && a < std::numeric_limits<float>::infinity());
+    return !(a > static_cast<float>(vmath::kTrigFastMax) &&
+             a < std::numeric_limits<float>::infinity());
   }
   float fast(float x) const {
-    if constexpr (K == Trig::Sin) return static_cast<float>(vmath::sin_d(x));
-    else if constexpr (K == Trig::Cos) return static_cast<float>(vmath::cos_d(x));
-    else return static_cast<float>(vmath::tan_d(x));
+    if constexpr (K == Trig::Sin)
+      return static_cast<float>(vmath::sin_d(x));
+    else if constexpr (K == Trig::Cos)
+      return static_cast<float>(vmath::cos_d(x));
+    else
+      return static_cast<float>(vmath::tan_d(x));
   }
   float operator()(float x) const {
     return fast_ok(x) ? fast(x) : static_cast<float>((*this)(static_cast<double>(x)));
   }
   double operator()(double x) const {
-    if constexpr (K == Trig::Sin) return std::sin(x);
-    else if constexpr (K == Trig::Cos) return std::cos(x);
-    else return std::tan(x);
+    if constexpr (K == Trig::Sin)
+      return std::sin(x);
+    else if constexpr (K == Trig::Cos)
+      return std::cos(x);
+    else
+      return std::tan(x);
   }
 };
 
@@ -149,7 +152,10 @@ struct Gelu {
     if (is("none")) return k(Fn<T, false>{});
     if (is("tanh")) return k(Fn<T, true>{});
     fail(LOOM_STATUS_INVALID_ARGUMENT, "cpu gelu: approximate must be 'none' or 'tanh', got '%.*s'",
-         static_cast<int>(n < 0 ? 0 : n > 64 ? 64 : n), s);
+         static_cast<int>(n < 0    ? 0
+                          : n > 64 ? 64
+                                   : n),
+         s);
   }
 };
 
@@ -166,8 +172,10 @@ struct Softplus {
       const compute_t<T> x = widen(a);
       const double xb = static_cast<double>(x) * beta;  // exact for float x
       double soft;
-      if constexpr (std::is_same_v<T, double>) soft = std::log1p(std::exp(-std::fabs(xb)));
-      else soft = vmath::log1p_d(vmath::exp_d(-std::fabs(xb)));
+      if constexpr (std::is_same_v<T, double>)
+        soft = std::log1p(std::exp(-std::fabs(xb)));
+      else
+        soft = vmath::log1p_d(vmath::exp_d(-std::fabs(xb)));
       const double y = ((xb > 0 ? xb : 0.0) + soft) / beta;
       return narrow<T>(static_cast<compute_t<T>>(xb > threshold ? x : y));
     }
@@ -190,8 +198,10 @@ struct Elu {
     T operator()(T a) const {
       const double x = widen(a);
       double em1;
-      if constexpr (std::is_same_v<T, double>) em1 = std::expm1(x * input_scale);
-      else em1 = vmath::expm1_d(x * input_scale);
+      if constexpr (std::is_same_v<T, double>)
+        em1 = std::expm1(x * input_scale);
+      else
+        em1 = vmath::expm1_d(x * input_scale);
       const double y = x > 0 ? double(scale) * x : double(scale) * alpha * em1;
       return narrow<T>(static_cast<compute_t<T>>(y));
     }

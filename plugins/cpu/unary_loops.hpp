@@ -40,10 +40,13 @@ enum class Rule { All, NoBool, Floating, ToBool };
 
 constexpr uint64_t rule_mask(Rule r) {
   switch (r) {
-    case Rule::NoBool: return kNoBoolMask;
-    case Rule::Floating: return kFloatingMask;
+    case Rule::NoBool:
+      return kNoBoolMask;
+    case Rule::Floating:
+      return kFloatingMask;
     case Rule::All:
-    case Rule::ToBool: break;
+    case Rule::ToBool:
+      break;
   }
   return kAllMask;
 }
@@ -82,8 +85,10 @@ inline void map_run(Out* o, const In* a, int64_t n, const Fn& f) {
     constexpr int64_t kBlock = 1024;  // scanned, then computed, while in L1
     for (int64_t s = 0; s < n; s += kBlock) {
       const int64_t len = n - s < kBlock ? n - s : kBlock;
-      if (all_fast(a + s, len, f)) map_fast(o + s, a + s, len, f);
-      else map_exact(o + s, a + s, len, f);
+      if (all_fast(a + s, len, f))
+        map_fast(o + s, a + s, len, f);
+      else
+        map_exact(o + s, a + s, len, f);
     }
   } else {
     map_exact(o, a, n, f);
@@ -125,8 +130,10 @@ void map_unary(const LoomTensorDesc& out, const LoomTensorDesc& in, const Fn& f)
 // branch-free) provides `visit<T>(call, k)` instead of `make<T>(call)`.
 template <class Family, class T, class K>
 void with_functor(const LoomKernelCall& c, K&& k) {
-  if constexpr (requires { Family::template make<T>(c); }) k(Family::template make<T>(c));
-  else Family::template visit<T>(c, k);
+  if constexpr (requires { Family::template make<T>(c); })
+    k(Family::template make<T>(c));
+  else
+    Family::template visit<T>(c, k);
 }
 
 template <class Family>

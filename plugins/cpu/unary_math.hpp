@@ -75,7 +75,9 @@ LOOM_VMATH double exp_poly(double r) {
 
 // Arguments are clamped to +-1100 (beyond, e^x is 0 or inf in double) so
 // k = round(x / ln2) stays within scale()'s range; NaN passes the clamp.
-LOOM_VMATH double clamp_exp_arg(double x) { return x < -1100.0 ? -1100.0 : (x > 1100.0 ? 1100.0 : x); }
+LOOM_VMATH double clamp_exp_arg(double x) {
+  return x < -1100.0 ? -1100.0 : (x > 1100.0 ? 1100.0 : x);
+}
 
 LOOM_VMATH double exp_d(double x) {
   const double xc = clamp_exp_arg(x);
@@ -96,10 +98,18 @@ LOOM_VMATH double exp2_d(double x) {
 // Near 0, e^x - 1 cancels: there use Taylor of (e^x - 1)/x to x^12 (error
 // < 1e-16 below 0.35), times x so that -0 stays -0.
 LOOM_VMATH double expm1_d(double x) {
-  static constexpr double c[] = {1.0 / 6227020800, 1.0 / 479001600, 1.0 / 39916800,
-                                 1.0 / 3628800,    1.0 / 362880,    1.0 / 40320,
-                                 1.0 / 5040,       1.0 / 720,       1.0 / 120,
-                                 1.0 / 24,         1.0 / 6,         0.5,
+  static constexpr double c[] = {1.0 / 6227020800,
+                                 1.0 / 479001600,
+                                 1.0 / 39916800,
+                                 1.0 / 3628800,
+                                 1.0 / 362880,
+                                 1.0 / 40320,
+                                 1.0 / 5040,
+                                 1.0 / 720,
+                                 1.0 / 120,
+                                 1.0 / 24,
+                                 1.0 / 6,
+                                 0.5,
                                  1.0};
   const double small = horner(x, c) * x;
   return std::fabs(x) < 0.35 ? small : exp_d(x) - 1.0;
@@ -166,16 +176,15 @@ LOOM_VMATH double reduce_pio2(double x, uint64_t& q) {
 
 // Taylor to r^15 and r^14 on |r| <= pi/4: errors < 1e-15.
 LOOM_VMATH double sin_poly(double r) {
-  static constexpr double c[] = {-1.0 / 1307674368000, 1.0 / 6227020800, -1.0 / 39916800,
-                                 1.0 / 362880,         -1.0 / 5040,      1.0 / 120,
-                                 -1.0 / 6};
+  static constexpr double c[] = {
+      -1.0 / 1307674368000, 1.0 / 6227020800, -1.0 / 39916800, 1.0 / 362880,
+      -1.0 / 5040,          1.0 / 120,        -1.0 / 6};
   const double z = r * r;
   return r + r * (z * horner(z, c));
 }
 LOOM_VMATH double cos_poly(double r) {
-  static constexpr double c[] = {-1.0 / 87178291200, 1.0 / 479001600, -1.0 / 3628800,
-                                 1.0 / 40320,        -1.0 / 720,      1.0 / 24,
-                                 -0.5};
+  static constexpr double c[] = {
+      -1.0 / 87178291200, 1.0 / 479001600, -1.0 / 3628800, 1.0 / 40320, -1.0 / 720, 1.0 / 24, -0.5};
   const double z = r * r;
   return 1.0 + z * horner(z, c);
 }
@@ -225,17 +234,16 @@ struct ErfPair {
 // t = 1/(1 + a/2) in (0, 2/3]. Both are mpmath.chebyfit fits (degrees 9 and
 // 13; fit errors 2e-14 and 2e-12).
 LOOM_VMATH ErfPair erf_pos(double a) {
-  static constexpr double small_c[] = {
-      -1.0469110332151208e-07, 1.5306373163641084e-06, -1.4795031400662045e-05,
-      0.00012046261269779797,  -0.0008547933736519633, 0.0052239671935439,
-      -0.026866169050599326,   0.11283791658548713,    -0.37612638902808615,
-      1.128379167095494};
+  static constexpr double small_c[] = {-1.0469110332151208e-07, 1.5306373163641084e-06,
+                                       -1.4795031400662045e-05, 0.00012046261269779797,
+                                       -0.0008547933736519633,  0.0052239671935439,
+                                       -0.026866169050599326,   0.11283791658548713,
+                                       -0.37612638902808615,    1.128379167095494};
   static constexpr double big_c[] = {
-      -0.09635685682289193,   0.4115188001743359,    -0.693475237580037,
-      0.5359048421559357,     -0.1605637602690688,   0.056619558969711575,
-      -0.0649836304864969,    -0.05532267963129757,  -0.004513749102540034,
-      0.08375077235592698,    0.17630923193448358,   0.24683293998252315,
-      0.2820947918204565,     0.28209479177379293};
+      -0.09635685682289193,  0.4115188001743359,   -0.693475237580037,  0.5359048421559357,
+      -0.1605637602690688,   0.056619558969711575, -0.0649836304864969, -0.05532267963129757,
+      -0.004513749102540034, 0.08375077235592698,  0.17630923193448358, 0.24683293998252315,
+      0.2820947918204565,    0.28209479177379293};
   const double small = a * horner(a * a, small_c);
   const double t = 1.0 / (1.0 + 0.5 * a);
   const double big = t * exp_d(-(a * a)) * horner(t, big_c);

@@ -22,18 +22,58 @@ namespace {
 std::vector<long double> float_inputs() {
   const long double inf = std::numeric_limits<long double>::infinity();
   std::vector<long double> v{std::numeric_limits<long double>::quiet_NaN(),
-                             inf, -inf, 0.0L, -0.0L, 1, -1, 0.5L, -0.5L, 1.5L, 2.5L, -2.5L, 3.5L,
-                             0.125L, -0.375L, 1e-3L, -1e-3L, 1e-6L, 1e-30L, -1e-30L, 1e-40L,
-                             3.14159265358979L, -3.14159265358979L, 1.5707963267949L, 10, -10,
-                             20, -20, 25, 88, -88, 89, -104, 700, -750, 1e5L, -1e5L, 1e6L, 3e9L,
-                             -3e9L, 1e20L, 1e30L, -1e30L, 3e38L, 1e300L, -1e300L};
+                             inf,
+                             -inf,
+                             0.0L,
+                             -0.0L,
+                             1,
+                             -1,
+                             0.5L,
+                             -0.5L,
+                             1.5L,
+                             2.5L,
+                             -2.5L,
+                             3.5L,
+                             0.125L,
+                             -0.375L,
+                             1e-3L,
+                             -1e-3L,
+                             1e-6L,
+                             1e-30L,
+                             -1e-30L,
+                             1e-40L,
+                             3.14159265358979L,
+                             -3.14159265358979L,
+                             1.5707963267949L,
+                             10,
+                             -10,
+                             20,
+                             -20,
+                             25,
+                             88,
+                             -88,
+                             89,
+                             -104,
+                             700,
+                             -750,
+                             1e5L,
+                             -1e5L,
+                             1e6L,
+                             3e9L,
+                             -3e9L,
+                             1e20L,
+                             1e30L,
+                             -1e30L,
+                             3e38L,
+                             1e300L,
+                             -1e300L};
   for (int i = -60; i <= 60; ++i) v.push_back(static_cast<long double>(i) / 8 + 0.03125L * (i % 3));
   return v;
 }
 
 std::vector<long double> int_inputs(int32_t dt) {
   std::vector<long double> v{0, 1, -1, 2, -3, 7, -8, 100, -100, 127, -128, 255};
-  const long double lo = dt == LOOM_DTYPE_INT16 ? -32768.0L
+  const long double lo = dt == LOOM_DTYPE_INT16   ? -32768.0L
                          : dt == LOOM_DTYPE_INT32 ? -2147483648.0L
                          : dt == LOOM_DTYPE_INT64 ? -9223372036854775808.0L
                                                   : -128.0L;
@@ -241,8 +281,7 @@ TEST_CASE("unary kernels reject bad calls with errors", "[unary][cpu]") {
         LOOM_STATUS_INVALID_ARGUMENT);
   CHECK(status_of("gelu", {f.desc()}, {fo.desc()}, {string_value("")}) ==
         LOOM_STATUS_INVALID_ARGUMENT);
-  CHECK(status_of("gelu", {f.desc()}, {fo.desc()}, {int_value(1)}) ==
-        LOOM_STATUS_INVALID_ARGUMENT);
+  CHECK(status_of("gelu", {f.desc()}, {fo.desc()}, {int_value(1)}) == LOOM_STATUS_INVALID_ARGUMENT);
   CHECK(status_of("gelu", {f.desc()}, {fo.desc()}) == LOOM_STATUS_INVALID_ARGUMENT);
   CHECK(status_of("round", {f.desc()}, {fo.desc()}, {float_value(1)}) ==
         LOOM_STATUS_INVALID_ARGUMENT);
@@ -250,8 +289,7 @@ TEST_CASE("unary kernels reject bad calls with errors", "[unary][cpu]") {
         LOOM_STATUS_INVALID_ARGUMENT);
   CHECK(status_of("softplus", {f.desc()}, {fo.desc()}, {float_value(1)}) ==
         LOOM_STATUS_INVALID_ARGUMENT);
-  CHECK(status_of("leaky_relu", {f.desc()}, {fo.desc()}, {none}) ==
-        LOOM_STATUS_INVALID_ARGUMENT);
+  CHECK(status_of("leaky_relu", {f.desc()}, {fo.desc()}, {none}) == LOOM_STATUS_INVALID_ARGUMENT);
   CHECK(status_of("nan_to_num", {f.desc()}, {fo.desc()}, {string_value("x"), none, none}) ==
         LOOM_STATUS_INVALID_ARGUMENT);
   // malformed calls

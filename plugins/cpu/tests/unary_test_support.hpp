@@ -29,7 +29,7 @@ struct Case {
   Cmp cmp;
   std::function<long double(long double, int32_t)> fref;  // floating input x of dtype dt
   std::function<long double(int64_t, int32_t)> iref;      // integer / bool input
-  double f64_eps = 8;  // float64 tolerance in eps (libm, composite formulas)
+  double f64_eps = 8;              // float64 tolerance in eps (libm, composite formulas)
   std::vector<int32_t> only = {};  // restricts the rule's dtypes when set
 };
 
@@ -72,35 +72,51 @@ inline long double cparam(double v, int32_t dt) {
 // An integer result wrapped to dt like two's complement.
 inline long double wrap(int32_t dt, uint64_t v) {
   switch (dt) {
-    case LOOM_DTYPE_BOOL: return v != 0;
-    case LOOM_DTYPE_UINT8: return static_cast<uint8_t>(v);
-    case LOOM_DTYPE_INT8: return static_cast<int8_t>(v);
-    case LOOM_DTYPE_INT16: return static_cast<int16_t>(v);
-    case LOOM_DTYPE_INT32: return static_cast<int32_t>(v);
-    default: return static_cast<int64_t>(v);
+    case LOOM_DTYPE_BOOL:
+      return v != 0;
+    case LOOM_DTYPE_UINT8:
+      return static_cast<uint8_t>(v);
+    case LOOM_DTYPE_INT8:
+      return static_cast<int8_t>(v);
+    case LOOM_DTYPE_INT16:
+      return static_cast<int16_t>(v);
+    case LOOM_DTYPE_INT32:
+      return static_cast<int32_t>(v);
+    default:
+      return static_cast<int64_t>(v);
   }
 }
 
 inline long double max_of(int32_t dt) {
   switch (dt) {
-    case LOOM_DTYPE_FLOAT16: return 65504.0L;
-    case LOOM_DTYPE_BFLOAT16: return 3.3895313892515355e38L;
-    case LOOM_DTYPE_FLOAT32: return std::numeric_limits<float>::max();
-    default: return std::numeric_limits<double>::max();
+    case LOOM_DTYPE_FLOAT16:
+      return 65504.0L;
+    case LOOM_DTYPE_BFLOAT16:
+      return 3.3895313892515355e38L;
+    case LOOM_DTYPE_FLOAT32:
+      return std::numeric_limits<float>::max();
+    default:
+      return std::numeric_limits<double>::max();
   }
 }
 inline long double denorm_of(int32_t dt) {
   switch (dt) {
-    case LOOM_DTYPE_FLOAT16: return 0x1p-24L;
-    case LOOM_DTYPE_BFLOAT16: return 0x1p-133L;
-    case LOOM_DTYPE_FLOAT32: return 0x1p-149L;
-    default: return 0x1p-1074L;
+    case LOOM_DTYPE_FLOAT16:
+      return 0x1p-24L;
+    case LOOM_DTYPE_BFLOAT16:
+      return 0x1p-133L;
+    case LOOM_DTYPE_FLOAT32:
+      return 0x1p-149L;
+    default:
+      return 0x1p-1074L;
   }
 }
 // The spacing of dt's values at |w| (one ulp).
 inline long double ulp_of(int32_t dt, long double w) {
-  const int p = dt == LOOM_DTYPE_FLOAT16 ? 11 : dt == LOOM_DTYPE_BFLOAT16 ? 8
-              : dt == LOOM_DTYPE_FLOAT32 ? 24 : 53;
+  const int p = dt == LOOM_DTYPE_FLOAT16    ? 11
+                : dt == LOOM_DTYPE_BFLOAT16 ? 8
+                : dt == LOOM_DTYPE_FLOAT32  ? 24
+                                            : 53;
   const int emin = dt == LOOM_DTYPE_FLOAT16 ? -14 : dt == LOOM_DTYPE_FLOAT64 ? -1022 : -126;
   const int e = w == 0 ? emin : std::max(static_cast<int>(std::ilogb(w)), emin);
   return std::ldexp(1.0L, e - (p - 1));
@@ -150,8 +166,8 @@ inline void check_call(const Case& c, const Tensor& in, const Tensor& out, doubl
   for_each_index(out.shape, [&](const std::vector<int64_t>& idx) {
     const long double got = get(out, idx);
     if (!matches(c, out.dtype, got, want[k], tol) && bad++ < 5)
-      FAIL_CHECK(c.op << " " << c.label << " " << loom::plugin::dtype_name(dt) << " x="
-                      << static_cast<double>(xs[k]) << ": got " << static_cast<double>(got)
+      FAIL_CHECK(c.op << " " << c.label << " " << loom::plugin::dtype_name(dt)
+                      << " x=" << static_cast<double>(xs[k]) << ": got " << static_cast<double>(got)
                       << ", want " << static_cast<double>(want[k]));
     ++k;
   });
@@ -183,20 +199,58 @@ inline I identity() {
 inline std::vector<Case> same_dtype_cases() {
   constexpr long double inf = std::numeric_limits<long double>::infinity();
   std::vector<Case> v;
-  v.push_back({"abs", Rule::NoBool, {}, "", Cmp::Exact, [](long double x, int32_t) { return std::fabs(x); },
-               [](int64_t x, int32_t dt) { return wrap(dt, x < 0 ? 0 - static_cast<uint64_t>(x) : x); }});
-  v.push_back({"sign", Rule::All, {}, "", Cmp::Exact,
-               [](long double x, int32_t) -> long double { return x > 0 ? 1 : x < 0 ? -1 : 0; },
-               [](int64_t x, int32_t dt) { return wrap(dt, static_cast<uint64_t>((x > 0) - (x < 0))); }});
-  v.push_back({"square", Rule::NoBool, {}, "", Cmp::Exact,
+  v.push_back(
+      {"abs",
+       Rule::NoBool,
+       {},
+       "",
+       Cmp::Exact,
+       [](long double x, int32_t) { return std::fabs(x); },
+       [](int64_t x, int32_t dt) { return wrap(dt, x < 0 ? 0 - static_cast<uint64_t>(x) : x); }});
+  v.push_back(
+      {"sign",
+       Rule::All,
+       {},
+       "",
+       Cmp::Exact,
+       [](long double x, int32_t) -> long double { return x > 0   ? 1
+                                                          : x < 0 ? -1
+                                                                  : 0; },
+       [](int64_t x, int32_t dt) { return wrap(dt, static_cast<uint64_t>((x > 0) - (x < 0))); }});
+  v.push_back({"square",
+               Rule::NoBool,
+               {},
+               "",
+               Cmp::Exact,
                [](long double x, int32_t dt) -> long double {
-                 if (dt == LOOM_DTYPE_FLOAT64) return static_cast<double>(x) * static_cast<double>(x);
+                 if (dt == LOOM_DTYPE_FLOAT64)
+                   return static_cast<double>(x) * static_cast<double>(x);
                  return x * x;  // exact for <= 24-bit significands
                },
-               [](int64_t x, int32_t dt) { return wrap(dt, static_cast<uint64_t>(x) * static_cast<uint64_t>(x)); }});
-  v.push_back({"floor", Rule::NoBool, {}, "", Cmp::Exact, [](long double x, int32_t) { return std::floor(x); }, identity()});
-  v.push_back({"ceil", Rule::NoBool, {}, "", Cmp::Exact, [](long double x, int32_t) { return std::ceil(x); }, identity()});
-  v.push_back({"trunc", Rule::NoBool, {}, "", Cmp::Exact, [](long double x, int32_t) { return std::trunc(x); }, identity()});
+               [](int64_t x, int32_t dt) {
+                 return wrap(dt, static_cast<uint64_t>(x) * static_cast<uint64_t>(x));
+               }});
+  v.push_back({"floor",
+               Rule::NoBool,
+               {},
+               "",
+               Cmp::Exact,
+               [](long double x, int32_t) { return std::floor(x); },
+               identity()});
+  v.push_back({"ceil",
+               Rule::NoBool,
+               {},
+               "",
+               Cmp::Exact,
+               [](long double x, int32_t) { return std::ceil(x); },
+               identity()});
+  v.push_back({"trunc",
+               Rule::NoBool,
+               {},
+               "",
+               Cmp::Exact,
+               [](long double x, int32_t) { return std::trunc(x); },
+               identity()});
   for (int d : {0, 2, -1}) {
     // In the compute type, as the kernel (and PyTorch) do.
     const F fr = [d](long double x, int32_t dt) -> long double {
@@ -207,20 +261,37 @@ inline std::vector<Case> same_dtype_cases() {
       };
       return dt == LOOM_DTYPE_FLOAT64 ? go(static_cast<double>(x)) : go(static_cast<float>(x));
     };
-    v.push_back({"round", Rule::NoBool, {int_value(d)}, "decimals=" + std::to_string(d), Cmp::Exact, fr, identity()});
+    v.push_back({"round",
+                 Rule::NoBool,
+                 {int_value(d)},
+                 "decimals=" + std::to_string(d),
+                 Cmp::Exact,
+                 fr,
+                 identity()});
   }
   // nan_to_num: explicit values, and NONE (the dtype's max / lowest).
-  v.push_back({"nan_to_num", Rule::All, {float_value(1.5), float_value(100), float_value(-200)}, "(1.5,100,-200)",
-               Cmp::Exact, [](long double x, int32_t) -> long double {
+  v.push_back({"nan_to_num",
+               Rule::All,
+               {float_value(1.5), float_value(100), float_value(-200)},
+               "(1.5,100,-200)",
+               Cmp::Exact,
+               [](long double x, int32_t) -> long double {
                  return std::isnan(x) ? 1.5L : x == inf ? 100 : x == -inf ? -200 : x;
-               }, identity()});
-  v.push_back({"nan_to_num", Rule::All, {none_value(), none_value(), none_value()}, "(None,None,None)", Cmp::Exact,
+               },
+               identity()});
+  v.push_back({"nan_to_num",
+               Rule::All,
+               {none_value(), none_value(), none_value()},
+               "(None,None,None)",
+               Cmp::Exact,
                [](long double x, int32_t dt) -> long double {
                  return std::isnan(x) ? 0 : x == inf ? max_of(dt) : x == -inf ? -max_of(dt) : x;
-               }, identity()});
+               },
+               identity()});
   // clamp: integer bounds for every dtype; float bounds (rounded to the
   // dtype) for floating ones; one-sided; lo > hi.
-  const auto clamp_case = [&](LoomValue lo, LoomValue hi, std::string label, std::vector<int32_t> only) {
+  const auto clamp_case = [&](LoomValue lo, LoomValue hi, std::string label,
+                              std::vector<int32_t> only) {
     const bool has_lo = lo.kind != LOOM_VALUE_NONE, has_hi = hi.kind != LOOM_VALUE_NONE;
     const double flo = lo.kind == LOOM_VALUE_FLOAT ? lo.u.f : static_cast<double>(lo.u.i);
     const double fhi = hi.kind == LOOM_VALUE_FLOAT ? hi.u.f : static_cast<double>(hi.u.i);
@@ -236,7 +307,8 @@ inline std::vector<Case> same_dtype_cases() {
     };
     v.push_back({"clamp", Rule::NoBool, {lo, hi}, label, Cmp::Exact, fr, ir, 8, std::move(only)});
   };
-  const std::vector<int32_t> floats{LOOM_DTYPE_FLOAT16, LOOM_DTYPE_BFLOAT16, LOOM_DTYPE_FLOAT32, LOOM_DTYPE_FLOAT64};
+  const std::vector<int32_t> floats{LOOM_DTYPE_FLOAT16, LOOM_DTYPE_BFLOAT16, LOOM_DTYPE_FLOAT32,
+                                    LOOM_DTYPE_FLOAT64};
   clamp_case(int_value(-3), int_value(7), "[-3,7]", {});
   clamp_case(int_value(-3), none_value(), "[-3,]", {});
   clamp_case(none_value(), int_value(7), "[,7]", {});
@@ -250,7 +322,14 @@ inline std::vector<Case> same_dtype_cases() {
 inline std::vector<Case> float_cases() {
   std::vector<Case> v;
   const auto add = [&](const char* op, long double (*f)(long double), double f64_eps = 8) {
-    v.push_back({op, Rule::Floating, {}, "", Cmp::Approx, [f](long double x, int32_t) { return f(x); }, nullptr, f64_eps});
+    v.push_back({op,
+                 Rule::Floating,
+                 {},
+                 "",
+                 Cmp::Approx,
+                 [f](long double x, int32_t) { return f(x); },
+                 nullptr,
+                 f64_eps});
   };
   add("exp2", [](long double x) { return std::exp2(x); });
   add("expm1", [](long double x) { return std::expm1(x); });
@@ -275,46 +354,81 @@ inline std::vector<Case> activation_cases() {
   // so the reference itself does not cancel for negative x. For float64 the
   // inner argument is rounded to double as any double evaluation must; its
   // error grows like x^2 (x^3 for tanh) and is no error of the kernel's.
-  v.push_back({"gelu", Rule::Floating, {string_value("none")}, "none", Cmp::Approx,
+  v.push_back({"gelu",
+               Rule::Floating,
+               {string_value("none")},
+               "none",
+               Cmp::Approx,
                [](long double x, int32_t dt) {
                  long double u = -x / std::sqrt(2.0L);
                  if (dt == LOOM_DTYPE_FLOAT64) u = -static_cast<double>(x) * 0.7071067811865476;
                  return 0.5L * x * std::erfc(u);
-               }, nullptr, 64});
-  v.push_back({"gelu", Rule::Floating, {string_value("tanh")}, "tanh", Cmp::Approx,
+               },
+               nullptr,
+               64});
+  v.push_back({"gelu",
+               Rule::Floating,
+               {string_value("tanh")},
+               "tanh",
+               Cmp::Approx,
                [](long double x, int32_t dt) {
-                 long double y = std::sqrt(2 / 3.141592653589793238462643383279L) * (x + 0.044715L * x * x * x);
+                 long double y =
+                     std::sqrt(2 / 3.141592653589793238462643383279L) * (x + 0.044715L * x * x * x);
                  if (dt == LOOM_DTYPE_FLOAT64) {
                    const double xd = static_cast<double>(x);
                    y = 0.7978845608028654 * (xd + 0.044715 * (xd * xd * xd));
                  }
                  return x / (1 + std::exp(-2 * y));
-               }, nullptr, 64});
-  v.push_back({"silu", Rule::Floating, {}, "", Cmp::Approx,
-               [](long double x, int32_t) { return x / (1 + std::exp(-x)); }, nullptr, 16});
+               },
+               nullptr,
+               64});
+  v.push_back({"silu",
+               Rule::Floating,
+               {},
+               "",
+               Cmp::Approx,
+               [](long double x, int32_t) { return x / (1 + std::exp(-x)); },
+               nullptr,
+               16});
   for (auto [beta, th] : {std::pair{1.0, 20.0}, std::pair{2.0, 1.0}, std::pair{0.3, 5.0}}) {
-    v.push_back({"softplus", Rule::Floating, {float_value(beta), float_value(th)},
-                 "beta=" + std::to_string(beta), Cmp::Approx,
+    v.push_back({"softplus",
+                 Rule::Floating,
+                 {float_value(beta), float_value(th)},
+                 "beta=" + std::to_string(beta),
+                 Cmp::Approx,
                  [beta, th](long double x, int32_t dt) {
                    const long double b = cparam(beta, dt), xb = x * b;
                    return xb > cparam(th, dt) ? x : std::log1p(std::exp(xb)) / b;
-                 }, nullptr, 64});
+                 },
+                 nullptr,
+                 64});
   }
   for (auto [alpha, scale, in_scale] : {std::tuple{1.0, 1.0, 1.0}, std::tuple{0.5, 1.5, 2.0}}) {
-    v.push_back({"elu", Rule::Floating, {float_value(alpha), float_value(scale), float_value(in_scale)},
-                 "alpha=" + std::to_string(alpha), Cmp::Approx,
+    v.push_back({"elu",
+                 Rule::Floating,
+                 {float_value(alpha), float_value(scale), float_value(in_scale)},
+                 "alpha=" + std::to_string(alpha),
+                 Cmp::Approx,
                  [=](long double x, int32_t dt) {
                    const long double s = cparam(scale, dt);
-                   return x > 0 ? s * x : s * cparam(alpha, dt) * std::expm1(x * cparam(in_scale, dt));
-                 }, nullptr, 64});
+                   return x > 0 ? s * x
+                                : s * cparam(alpha, dt) * std::expm1(x * cparam(in_scale, dt));
+                 },
+                 nullptr,
+                 64});
   }
   for (double slope : {0.01, 0.2}) {
-    v.push_back({"leaky_relu", Rule::Floating, {float_value(slope)}, "slope=" + std::to_string(slope), Cmp::Exact,
+    v.push_back({"leaky_relu",
+                 Rule::Floating,
+                 {float_value(slope)},
+                 "slope=" + std::to_string(slope),
+                 Cmp::Exact,
                  [slope](long double x, int32_t dt) -> long double {  // in the compute type
                    if (x > 0) return x;
                    if (dt == LOOM_DTYPE_FLOAT64) return static_cast<double>(x) * slope;
                    return static_cast<float>(x) * static_cast<float>(slope);
-                 }, nullptr});
+                 },
+                 nullptr});
   }
   return v;
 }
@@ -322,15 +436,24 @@ inline std::vector<Case> activation_cases() {
 inline std::vector<Case> bool_cases() {
   std::vector<Case> v;
   const auto add = [&](const char* op, bool (*f)(long double), bool for_ints) {
-    v.push_back({op, Rule::ToBool, {}, "", Cmp::Exact, [f](long double x, int32_t) -> long double { return f(x); },
+    v.push_back({op,
+                 Rule::ToBool,
+                 {},
+                 "",
+                 Cmp::Exact,
+                 [f](long double x, int32_t) -> long double { return f(x); },
                  [for_ints, op](int64_t x, int32_t) -> long double {
                    return std::string(op) == "logical_not" ? x == 0 : for_ints;
                  }});
   };
-  add("logical_not", [](long double x) { return x == 0; }, false);
-  add("isnan", [](long double x) { return static_cast<bool>(std::isnan(x)); }, false);
-  add("isinf", [](long double x) { return static_cast<bool>(std::isinf(x)); }, false);
-  add("isfinite", [](long double x) { return static_cast<bool>(std::isfinite(x)); }, true);
+  add(
+      "logical_not", [](long double x) { return x == 0; }, false);
+  add(
+      "isnan", [](long double x) { return static_cast<bool>(std::isnan(x)); }, false);
+  add(
+      "isinf", [](long double x) { return static_cast<bool>(std::isinf(x)); }, false);
+  add(
+      "isfinite", [](long double x) { return static_cast<bool>(std::isfinite(x)); }, true);
   return v;
 }
 
@@ -338,15 +461,19 @@ inline std::vector<Case> bool_cases() {
 inline std::vector<std::tuple<std::string, uint64_t, bool>> registrations() {
   constexpr uint64_t all = (uint64_t{1} << LOOM_DTYPE_COUNT) - 1;
   constexpr uint64_t no_bool = all & ~LOOM_DTYPE_BIT(LOOM_DTYPE_BOOL);
-  constexpr uint64_t floating = LOOM_DTYPE_BIT(LOOM_DTYPE_FLOAT16) | LOOM_DTYPE_BIT(LOOM_DTYPE_BFLOAT16) |
-                                LOOM_DTYPE_BIT(LOOM_DTYPE_FLOAT32) | LOOM_DTYPE_BIT(LOOM_DTYPE_FLOAT64);
+  constexpr uint64_t floating =
+      LOOM_DTYPE_BIT(LOOM_DTYPE_FLOAT16) | LOOM_DTYPE_BIT(LOOM_DTYPE_BFLOAT16) |
+      LOOM_DTYPE_BIT(LOOM_DTYPE_FLOAT32) | LOOM_DTYPE_BIT(LOOM_DTYPE_FLOAT64);
   std::vector<std::tuple<std::string, uint64_t, bool>> v;
-  for (const char* op : {"abs", "square", "floor", "ceil", "trunc", "round", "clamp"}) v.emplace_back(op, no_bool, true);
+  for (const char* op : {"abs", "square", "floor", "ceil", "trunc", "round", "clamp"})
+    v.emplace_back(op, no_bool, true);
   for (const char* op : {"sign", "nan_to_num"}) v.emplace_back(op, all, true);
-  for (const char* op : {"exp2", "expm1", "log", "log2", "log1p", "sqrt", "rsqrt", "reciprocal", "sin", "cos",
-                         "tan", "tanh", "sigmoid", "erf", "gelu", "silu", "softplus", "elu", "leaky_relu"})
+  for (const char* op :
+       {"exp2", "expm1", "log", "log2", "log1p", "sqrt", "rsqrt", "reciprocal", "sin", "cos", "tan",
+        "tanh", "sigmoid", "erf", "gelu", "silu", "softplus", "elu", "leaky_relu"})
     v.emplace_back(op, floating, true);
-  for (const char* op : {"logical_not", "isnan", "isinf", "isfinite"}) v.emplace_back(op, all, false);
+  for (const char* op : {"logical_not", "isnan", "isinf", "isfinite"})
+    v.emplace_back(op, all, false);
   return v;
 }
 
