@@ -31,7 +31,7 @@ void stream_add_16M(benchmark::State& state) {
     float* __restrict pa = a.get();
     const float* __restrict pb = b.get();
     const float* __restrict pc = c.get();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for simd schedule(static)
     for (int64_t i = 0; i < kN; ++i) pa[i] = pb[i] + s * pc[i];
     benchmark::ClobberMemory();
   }

@@ -7,6 +7,8 @@
 // well under 128 KiB per thread.
 #include "host_allocator.hpp"
 
+#include "large_block_cache.hpp"
+
 #include <cstdint>
 #include <cstdlib>
 
@@ -21,6 +23,7 @@ constexpr uint32_t kUnclassed = 0xffffffffu;
 
 struct Header {
   uint32_t size_class;
+  size_t payload;  // bytes after the header, for unclassed blocks
 };
 
 // Smallest class whose payload holds nbytes, or kUnclassed.
@@ -61,9 +64,18 @@ struct Drain {
 void arm_drain() { thread_local Drain d; (void)d; }
 
 void* system_block(size_t payload, uint32_t size_class) {
-  void* raw = std::aligned_alloc(kAlign, kHeader + payload);  // both multiples of 64
-  if (raw == nullptr) return nullptr;
-  static_cast<Header*>(raw)->size_class = size_class;
+  void* raw = nullptr;
+  size_t got = payload;
+  if (payload >= kLargeBlock) raw = large_block_take(kHeader + payload, &got);
+  if (raw) {
+    got -= kHeader;
+  } else {
+    raw = std::aligned_alloc(kAlign, kHeader + payload);  // both multiples of 64
+    if (raw == nullptr) return nullptr;
+  }
+  auto* h = static_cast<Header*>(raw);
+  h->size_class = size_class;
+  h->payload = got;
   return static_cast<char*>(raw) + kHeader;
 }
 
@@ -93,6 +105,8 @@ void host_free(void* ptr) noexcept {
       return;
     }
   }
+  const size_t payload = static_cast<Header*>(raw)->payload;
+  if (c == kUnclassed && payload >= kLargeBlock && large_block_give(raw, kHeader + payload)) return;
   std::free(raw);
 }
 
