@@ -210,4 +210,20 @@ void synchronize(Device d) {
     detail::throw_abi_error(err, detail::cat("synchronize(", d.str(), ")"));
 }
 
+void set_num_threads(int n) {
+  LOOM_CHECK(n >= 1, "set_num_threads: expected a positive number of threads, got ", n);
+  (void)detail::cpu_slot();  // the CPU plugin must be loaded to receive it
+  for (const auto& name : device_type_names()) {
+    const auto& e = detail::device_type(find_device_type_slot(name));
+    if (!e.desc.set_num_threads) continue;
+    if (LoomError* err = e.desc.set_num_threads(e.desc.device_data, n))
+      detail::throw_abi_error(err, detail::cat("set_num_threads(", n, ") on ", name));
+  }
+}
+
+int get_num_threads() {
+  const auto& e = detail::device_type(detail::cpu_slot());
+  return e.desc.get_num_threads ? e.desc.get_num_threads(e.desc.device_data) : 1;
+}
+
 }  // namespace loom

@@ -139,3 +139,16 @@ TEST_CASE("in-place add_ and mul_ write through views, on cpu and through sim") 
   t.add_(t);
   CHECK(t.storage()->version() == v0 + 1);  // in-place writes bump the version
 }
+
+TEST_CASE("set_num_threads bounds the CPU kernels' team; results do not depend on it") {
+  const int before = loom::get_num_threads();
+  CHECK(before >= 1);
+  auto x = loom::rand({1 << 20});
+  const float two = x.sum().item<float>();
+  loom::set_num_threads(1);
+  CHECK(loom::get_num_threads() == 1);
+  CHECK(x.sum().item<float>() == two);  // fixed chunking: the same bits
+  loom::set_num_threads(before);
+  CHECK(loom::get_num_threads() == before);
+  CHECK_THROWS_WITH(loom::set_num_threads(0), Catch::Contains("positive number of threads"));
+}

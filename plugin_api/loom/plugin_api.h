@@ -62,7 +62,7 @@ extern "C" {
 #endif
 
 #define LOOM_ABI_MAJOR 1
-#define LOOM_ABI_MINOR 0
+#define LOOM_ABI_MINOR 1
 
 /* The one symbol a plugin exports. */
 #define LOOM_PLUGIN_ENTRY_SYMBOL "loom_plugin_entry"
@@ -383,6 +383,14 @@ typedef struct LoomDeviceTypeDesc {
   LoomError* (*event_elapsed_ms)(void* device_data, int32_t index,
                                  void* start_event, void* end_event,
                                  float* out_ms);
+
+  /* --- since 1.1 --- */
+  /* optional, both or none: how many host threads this device's kernels may
+   * use (loom::set_num_threads). A plugin whose kernels run on the host
+   * shares one thread pool with every library it calls, so that loom's
+   * kernels and, say, oneDNN's never oversubscribe the cores. n >= 1. */
+  LoomError* (*set_num_threads)(void* device_data, int32_t n);
+  int32_t (*get_num_threads)(void* device_data);
 } LoomDeviceTypeDesc;
 
 /* ======================================================================== */

@@ -140,6 +140,10 @@ inline T scalar_as(const LoomValue& v) {
 
 // ------------------------------------------------------------- parallel ---
 
+// The team size every kernel uses, from loom::set_num_threads (device.cpp);
+// starts at OpenMP's default (OMP_NUM_THREADS or the core count).
+int max_threads() noexcept;
+
 // Runs f(begin, end) over [0, n): on the calling thread when n <= grain (or
 // already inside a parallel region), else in contiguous blocks across an
 // OpenMP team no larger than n / grain. f must not throw.
@@ -150,8 +154,8 @@ inline void parallel_for(int64_t n, int64_t grain, F&& f) {
     return;
   }
   int64_t want = (n + grain - 1) / grain;
-  const int64_t max_threads = omp_get_max_threads();
-  if (want > max_threads) want = max_threads;
+  const int64_t limit = max_threads();
+  if (want > limit) want = limit;
   if (want <= 1) {
     f(int64_t{0}, n);
     return;

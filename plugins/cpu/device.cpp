@@ -7,6 +7,7 @@
 #include "host_allocator.hpp"
 #include "kernels.hpp"
 
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 
@@ -58,6 +59,20 @@ LoomError* copy_on_device(void*, int32_t, void* dst, int32_t, const void* src, s
 
 LoomError* synchronize(void*, int32_t) { return nullptr; }
 
+// One setting for the whole process: parallel_for reads it on every call.
+// OpenMP's own value is set too, for the calling thread, so oneDNN (which
+// runs on the same OpenMP pool) uses the same team size.
+std::atomic<int> g_max_threads{0};
+
+LoomError* set_num_threads(void*, int32_t n) {
+  if (n < 1) return plugin::make_error(LOOM_STATUS_INVALID_ARGUMENT, "cpu: set_num_threads needs n >= 1");
+  g_max_threads.store(n, std::memory_order_relaxed);
+  omp_set_num_threads(n);
+  return nullptr;
+}
+
+int32_t get_num_threads(void*) { return max_threads(); }
+
 LoomDeviceTypeDesc make_desc() {
   LoomDeviceTypeDesc d{};
   d.struct_size = sizeof d;
@@ -71,11 +86,18 @@ LoomDeviceTypeDesc make_desc() {
   d.copy_from_host = &copy_from_host;
   d.copy_on_device = &copy_on_device;
   d.synchronize = &synchronize;
+  d.set_num_threads = &set_num_threads;
+  d.get_num_threads = &get_num_threads;
   // Streams and events stay NULL: CPU kernels run synchronously.
   return d;
 }
 
 }  // namespace
+
+int max_threads() noexcept {
+  const int n = g_max_threads.load(std::memory_order_relaxed);
+  return n > 0 ? n : omp_get_max_threads();
+}
 
 const LoomDeviceTypeDesc& device_type_desc() {
   static const LoomDeviceTypeDesc desc = make_desc();

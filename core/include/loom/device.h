@@ -62,4 +62,10 @@ std::vector<std::string> device_type_names();
 // Waits for all queued work on the device.
 void synchronize(Device d);
 
+// Threads the host-side kernels may use (every device type that offers the
+// setting, the CPU plugin's included; one OpenMP pool shared with oneDNN).
+void set_num_threads(int n);
+// The CPU device's current setting (1 when no plugin offers one).
+int get_num_threads();
+
 }  // namespace loom
