@@ -35,6 +35,7 @@ void register_binary_kernels(plugin::Registrar& r);
 
 // reduce.cpp
 void sum(const LoomKernelCall& c);
+void register_reduce_kernels(plugin::Registrar& r);  // the other reductions and scans (reduce*.cpp)
 
 // matmul.cpp (dispatch, own loop) and matmul_onednn.cpp (oneDNN path)
 void matmul(const LoomKernelCall& c);

@@ -1,297 +1,211 @@
-// sum over a set of dims, output in keepdim form.
-//
-// The input's dims are simplified (size-1 dims dropped, neighbours of the
-// same kind merged) and split into kept dims K and reduced dims R. Then:
-//   * innermost dim reduced ("inner"): each output element sums its slice;
-//     a contiguous run is summed in float blocks of kBlock elements with 16
-//     lanes (vectorises; error bounded by the block) added into double;
-//   * innermost dim kept ("outer", e.g. summing rows): columns are summed
-//     in blocks of kColumns accumulators, one vector add per input row.
-// Slices are cut into fixed chunks of kChunk elements whose partial sums are
-// added in chunk order, so a result never depends on the thread count.
-// Floating dtypes accumulate in double, integers and bool in wrapping
-// uint64 (int64 semantics); the result is converted with plugin::cast rules.
+// Reductions: the shared argument checks and planning (reduce_driver.hpp's
+// `prepare`), the Σ-family kernels sum, mean, prod, all, any, and the
+// registration of every reduction kernel.
+#include "reduce.hpp"
+
 #include "common.hpp"
 #include "kernels.hpp"
-#include "loops.hpp"
-
-#include <loom/plugin/strided.hpp>
-
-#include <algorithm>
-#include <type_traits>
-#include <vector>
+#include "reduce_driver.hpp"
+#include "reduce_ops.hpp"
 
 namespace loom::cpu {
+namespace reduce {
 namespace {
 
-constexpr int64_t kBlock = 1024;    // floats summed per float block
-constexpr int64_t kChunk = 65536;   // elements per deterministic partial sum
-constexpr int64_t kColumns = 256;   // accumulators per "outer" work item
-
-template <class T>
-using acc_t = std::conditional_t<plugin::is_floating_v<T>, double, uint64_t>;
-
-template <class T>
-acc_t<T> to_acc(T v) {
-  if constexpr (std::is_same_v<T, double>) return v;
-  else if constexpr (plugin::is_floating_v<T>) return static_cast<float>(v);
-  else return static_cast<uint64_t>(v);  // modular; bool -> 0/1
-}
-
-template <class T>
-T from_acc(acc_t<T> a) {
-  if constexpr (plugin::is_floating_v<T>) return plugin::cast<T>(a);
-  else if constexpr (std::is_same_v<T, bool>) return a != 0;
-  else return static_cast<T>(a);  // modular
-}
-
-// Sum of n contiguous elements.
-template <class T>
-LOOM_CPU_CLONES acc_t<T> sum_contiguous(const T* p, int64_t n) {
-  if constexpr (std::is_same_v<T, double>) {
-    double lanes[8] = {};
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8)
-      for (int l = 0; l < 8; ++l) lanes[l] += p[i + l];
-    double s = 0;
-    for (; i < n; ++i) s += p[i];
-    for (int l = 0; l < 8; ++l) s += lanes[l];
-    return s;
-  } else if constexpr (plugin::is_floating_v<T>) {
-    double total = 0;
-    for (int64_t b = 0; b < n; b += kBlock) {
-      const int64_t e = std::min(n, b + kBlock);
-      float lanes[16] = {};
-      int64_t i = b;
-      for (; i + 16 <= e; i += 16)
-        for (int l = 0; l < 16; ++l) lanes[l] += static_cast<float>(p[i + l]);
-      float s = 0;
-      for (; i < e; ++i) s += static_cast<float>(p[i]);
-      for (int l = 0; l < 16; ++l) s += lanes[l];
-      total += s;
-    }
-    return total;
-  } else {
-    uint64_t s = 0;
-    for (int64_t i = 0; i < n; ++i) s += static_cast<uint64_t>(p[i]);
-    return s;
+// values[0] -> reduced[0, ndim). NONE or an empty list: every dim; an INT is
+// taken as a one-element list. A 0-d input accepts dim 0 (PyTorch wraps
+// dim 0 and -1 of a scalar) and reduces nothing.
+void read_dims(const LoomValue& v, int32_t ndim, const char* op, bool* reduced) {
+  const bool all = v.kind == LOOM_VALUE_NONE || (v.kind == LOOM_VALUE_INT_LIST && v.u.ints.size == 0);
+  if (!all && v.kind != LOOM_VALUE_INT_LIST && v.kind != LOOM_VALUE_INT)
+    fail(LOOM_STATUS_INVALID_ARGUMENT, "cpu %s: dim must be an int list (value kind %d)", op, v.kind);
+  for (int32_t d = 0; d < ndim; ++d) reduced[d] = all;
+  if (all) return;
+  const int64_t* list = v.kind == LOOM_VALUE_INT ? &v.u.i : v.u.ints.data;
+  const int64_t size = v.kind == LOOM_VALUE_INT ? 1 : v.u.ints.size;
+  for (int64_t i = 0; i < size; ++i) {
+    const int64_t d = list[i];
+    if (d < 0 || d >= (ndim > 0 ? ndim : 1))
+      fail(LOOM_STATUS_INVALID_ARGUMENT, "cpu %s: dim %lld out of range for %d dims", op,
+           static_cast<long long>(d), ndim);
+    if (ndim > 0) reduced[d] = true;
   }
 }
 
-template <class T>
-acc_t<T> sum_run(const T* p, int64_t stride, int64_t n) {
-  if (stride == 1) return sum_contiguous(p, n);
-  acc_t<T> s = 0;
-  for (int64_t i = 0; i < n; ++i) s += to_acc(p[i * stride]);
-  return s;
+void expect_keepdim(const LoomTensorDesc& in, const bool* reduced, const LoomTensorDesc& out,
+                    int32_t dtype, const char* op) {
+  if (out.ndim != in.ndim || out.dtype != dtype)
+    fail(LOOM_STATUS_INVALID_ARGUMENT,
+         "cpu %s: output must have the input's ndim %d (keepdim form) and dtype %s, got %d and %s",
+         op, in.ndim, plugin::dtype_name(dtype), out.ndim, plugin::dtype_name(out.dtype));
+  for (int32_t d = 0; d < in.ndim; ++d) {
+    const int64_t want = reduced[d] ? 1 : in.shape[d];
+    if (out.shape[d] != want)
+      fail(LOOM_STATUS_INVALID_ARGUMENT,
+           "cpu %s: output dim %d has size %lld, expected %lld (keepdim form)", op, d,
+           static_cast<long long>(out.shape[d]), static_cast<long long>(want));
+  }
 }
 
-// One simplified dim.
 struct Dim {
-  int64_t size, in_stride, out_stride;
-  bool reduced;
+  int64_t size, in, o0, o1;
+  bool red;
 };
 
-// The simplified problem. kept/red iterate K and R: kept has operands
-// {input, output}, red has {input}.
-struct Plan {
-  plugin::StridedIter<2> kept;
-  plugin::StridedIter<1> red;
-  int64_t numel_out = 1, numel_red = 1;
-  bool inner_reduced = false;
-};
+// Stride order: stride 0 (broadcast) counts as the largest, so it ends up
+// outermost and never becomes the inner loop.
+int64_t order_key(const Dim& d) { return d.in == 0 ? INT64_MAX : d.in; }
 
-void make_plan(const LoomTensorDesc& in, const LoomTensorDesc& out, const bool* reduced,
-               Plan& plan) {
+void make_plan(const LoomTensorDesc& in, const bool* reduced, const LoomTensorDesc& o0,
+               const LoomTensorDesc& o1, Plan& plan) {
   Dim dims[plugin::kMaxIterDims];
   int n = 0;
+  bool empty_red = false, empty_out = false;
   for (int32_t d = 0; d < in.ndim; ++d) {
-    if (in.shape[d] == 1) continue;
-    const Dim cur{in.shape[d], in.strides[d], reduced[d] ? 0 : out.strides[d], reduced[d]};
-    if (n > 0) {
-      Dim& prev = dims[n - 1];
-      if (prev.reduced == cur.reduced && prev.in_stride == cur.in_stride * cur.size &&
-          prev.out_stride == cur.out_stride * cur.size) {
-        prev.size *= cur.size;
-        prev.in_stride = cur.in_stride;
-        prev.out_stride = cur.out_stride;
+    const int64_t size = in.shape[d];
+    if (size == 1) continue;
+    if (size == 0) {
+      (reduced[d] ? empty_red : empty_out) = true;
+      continue;
+    }
+    const bool r = reduced[d];
+    Dim cur{size, in.strides[d], r ? 0 : o0.strides[d], r ? 0 : o1.strides[d], r};
+    // Insertion sort, largest stride first; stable, so equal strides keep
+    // their logical order (and std::stable_sort could allocate).
+    int k = n++;
+    for (; k > 0 && order_key(dims[k - 1]) < order_key(cur); --k) dims[k] = dims[k - 1];
+    dims[k] = cur;
+  }
+  int m = 0;  // merge neighbours of one kind that are contiguous in every operand
+  for (int i = 0; i < n; ++i) {
+    const Dim& c = dims[i];
+    if (m > 0) {
+      Dim& p = dims[m - 1];
+      if (p.red == c.red && p.in == c.in * c.size && p.o0 == c.o0 * c.size &&
+          p.o1 == c.o1 * c.size) {
+        p.size *= c.size;
+        p.in = c.in;
+        p.o0 = c.o0;
+        p.o1 = c.o1;
         continue;
       }
     }
-    dims[n++] = cur;
+    dims[m++] = c;
   }
-  int64_t k_shape[plugin::kMaxIterDims], k_in[plugin::kMaxIterDims], k_out[plugin::kMaxIterDims];
-  int64_t r_shape[plugin::kMaxIterDims], r_in[plugin::kMaxIterDims];
+  int64_t ks[plugin::kMaxIterDims], ki[plugin::kMaxIterDims], k0[plugin::kMaxIterDims],
+      k1[plugin::kMaxIterDims], rsz[plugin::kMaxIterDims], ri[plugin::kMaxIterDims];
   int nk = 0, nr = 0;
-  for (int i = 0; i < n; ++i) {
-    if (dims[i].reduced) {
-      r_shape[nr] = dims[i].size;
-      r_in[nr++] = dims[i].in_stride;
+  for (int i = 0; i < m; ++i) {
+    if (dims[i].red) {
+      rsz[nr] = dims[i].size;
+      ri[nr++] = dims[i].in;
     } else {
-      k_shape[nk] = dims[i].size;
-      k_in[nk] = dims[i].in_stride;
-      k_out[nk++] = dims[i].out_stride;
+      ks[nk] = dims[i].size;
+      ki[nk] = dims[i].in;
+      k0[nk] = dims[i].o0;
+      k1[nk++] = dims[i].o1;
     }
   }
-  const int64_t* ks[2] = {k_in, k_out};
-  const int64_t* rs[1] = {r_in};
-  plan.numel_out = plan.kept.init(nk, k_shape, ks);
-  plan.numel_red = plan.red.init(nr, r_shape, rs);
-  plan.inner_reduced = n > 0 && dims[n - 1].reduced;
-}
-
-// Sum of the slice at `p` over linear R indices [begin, end).
-template <class T>
-acc_t<T> sum_slice(const Plan& plan, const T* p, int64_t begin, int64_t end) {
-  acc_t<T> s = 0;
-  const int64_t stride = plan.red.inner_stride(0);
-  plan.red.for_each_run(begin, end, [&](const int64_t* off, int64_t len) {
-    s += sum_run(p + off[0], stride, len);
-  });
-  return s;
-}
-
-// Sum of a whole slice, chunk by chunk in a fixed order.
-template <class T>
-acc_t<T> sum_slice_chunked(const Plan& plan, const T* p) {
-  acc_t<T> s = 0;
-  for (int64_t b = 0; b < plan.numel_red; b += kChunk)
-    s += sum_slice(plan, p, b, std::min(plan.numel_red, b + kChunk));
-  return s;
-}
-
-// Element offsets (input, output) of kept linear index i.
-void kept_offsets(const Plan& plan, int64_t i, int64_t& in_off, int64_t& out_off) {
-  plan.kept.for_each_run(i, i + 1, [&](const int64_t* off, int64_t) {
-    in_off = off[0];
-    out_off = off[1];
-  });
-}
-
-template <class T>
-void sum_inner(const Plan& plan, const T* pin, T* pout) {
-  const int64_t nchunks = (plan.numel_red + kChunk - 1) / kChunk;
-  if (nchunks > 1 && plan.numel_out < omp_get_max_threads()) {
-    // Few long slices: sum (slice, chunk) pairs in parallel, then in order.
-    std::vector<acc_t<T>> partial(static_cast<size_t>(plan.numel_out * nchunks));
-    parallel_for(plan.numel_out * nchunks, 1, [&](int64_t s, int64_t e) {
-      for (int64_t w = s; w < e; ++w) {
-        int64_t in_off = 0, out_off = 0;
-        kept_offsets(plan, w / nchunks, in_off, out_off);
-        const int64_t b = (w % nchunks) * kChunk;
-        partial[static_cast<size_t>(w)] =
-            sum_slice(plan, pin + in_off, b, std::min(plan.numel_red, b + kChunk));
-      }
-    });
-    for (int64_t o = 0; o < plan.numel_out; ++o) {
-      acc_t<T> s = 0;
-      for (int64_t c = 0; c < nchunks; ++c) s += partial[static_cast<size_t>(o * nchunks + c)];
-      int64_t in_off = 0, out_off = 0;
-      kept_offsets(plan, o, in_off, out_off);
-      pout[out_off] = from_acc<T>(s);
-    }
-    return;
-  }
-  const int64_t grain = std::max<int64_t>(1, kParallelGrain / plan.numel_red);
-  parallel_for(plan.numel_out, grain, [&](int64_t s, int64_t e) {
-    const int64_t sin = plan.kept.inner_stride(0), sout = plan.kept.inner_stride(1);
-    plan.kept.for_each_run(s, e, [&](const int64_t* off, int64_t len) {
-      for (int64_t i = 0; i < len; ++i)
-        pout[off[1] + i * sout] = from_acc<T>(sum_slice_chunked(plan, pin + off[0] + i * sin));
-    });
-  });
-}
-
-template <class T>
-void sum_outer(const Plan& plan, const T* pin, T* pout) {
-  const int64_t cols = plan.kept.inner_size();
-  const int64_t sin = plan.kept.inner_stride(0), sout = plan.kept.inner_stride(1);
-  const int64_t col_blocks = (cols + kColumns - 1) / kColumns;
-  const int64_t items = plan.numel_out / cols * col_blocks;
-  const int64_t grain = std::max<int64_t>(1, kParallelGrain / (plan.numel_red * kColumns));
-  const int64_t rstride = plan.red.inner_stride(0);
-  parallel_for(items, grain, [&](int64_t s, int64_t e) {
-    acc_t<T> acc[kColumns];
-    for (int64_t w = s; w < e; ++w) {
-      const int64_t c0 = (w % col_blocks) * kColumns;
-      const int64_t nc = std::min(kColumns, cols - c0);
-      int64_t in_off = 0, out_off = 0;
-      kept_offsets(plan, w / col_blocks * cols + c0, in_off, out_off);
-      for (int64_t j = 0; j < nc; ++j) acc[j] = 0;
-      const T* base = pin + in_off;
-      plan.red.for_each_run(0, plan.numel_red, [&](const int64_t* off, int64_t len) {
-        for (int64_t r = 0; r < len; ++r) {
-          const T* row = base + off[0] + r * rstride;
-          if (sin == 1) {
-            for (int64_t j = 0; j < nc; ++j) acc[j] += to_acc(row[j]);
-          } else {
-            for (int64_t j = 0; j < nc; ++j) acc[j] += to_acc(row[j * sin]);
-          }
-        }
-      });
-      for (int64_t j = 0; j < nc; ++j) pout[out_off + j * sout] = from_acc<T>(acc[j]);
-    }
-  });
-}
-
-template <class T>
-void sum_typed(const LoomTensorDesc& in, const LoomTensorDesc& out, const bool* reduced) {
-  if (plugin::numel(in) == 0) {  // an empty reduction is 0
-    apply_unary<T, T>(out, out, [](T) { return T(0); });
-    return;
-  }
-  Plan plan;
-  make_plan(in, out, reduced, plan);
-  const T* pin = plugin::data_ptr<const T>(in);
-  T* pout = plugin::data_ptr<T>(out);
-  if (plan.numel_red == 1) {  // nothing with size > 1 is reduced: a copy
-    apply_unary<T, T>(out, in, [](T v) { return from_acc<T>(to_acc(v)); });
-    return;
-  }
-  if (plan.inner_reduced) sum_inner(plan, pin, pout);
-  else sum_outer(plan, pin, pout);
+  const int64_t* kst[3] = {ki, k0, k1};
+  const int64_t* rst[1] = {ri};
+  plan.numel_out = plan.kept.init(nk, ks, kst);
+  plan.numel_red = plan.red.init(nr, rsz, rst);
+  if (empty_out) plan.numel_out = 0;
+  if (empty_red) plan.numel_red = 0;
+  plan.inner_reduced = m > 0 && dims[m - 1].red;
 }
 
 }  // namespace
 
-void sum(const LoomKernelCall& c) {
-  expect_arity(c, "sum", 1, 1);
-  expect_values(c, "sum", 1);
+void prepare(const LoomKernelCall& c, const char* op, int32_t num_values,
+             const int32_t* out_dtypes, int32_t num_outputs, Plan& plan) {
+  expect_arity(c, op, 1, num_outputs);
+  expect_values(c, op, num_values);
   const LoomTensorDesc& in = c.inputs[0];
-  const LoomTensorDesc& out = c.outputs[0];
-  const LoomValue& dims = c.values[0];
-  if (in.dtype < 0 || in.dtype >= LOOM_DTYPE_COUNT) fail_dtype("sum", in.dtype);
-  if (in.dtype != out.dtype || in.ndim != out.ndim || in.ndim > plugin::kMaxIterDims)
-    fail(LOOM_STATUS_INVALID_ARGUMENT,
-         "cpu sum: input and output must share dtype and ndim (keepdim form), got %s/%d and %s/%d",
-         plugin::dtype_name(in.dtype), in.ndim, plugin::dtype_name(out.dtype), out.ndim);
+  if (in.dtype < 0 || in.dtype >= LOOM_DTYPE_COUNT) fail_dtype(op, in.dtype);
+  if (in.ndim < 0 || in.ndim > plugin::kMaxIterDims)
+    fail(LOOM_STATUS_INVALID_ARGUMENT, "cpu %s: bad input ndim %d", op, in.ndim);
   bool reduced[plugin::kMaxIterDims];
-  const bool all = dims.kind == LOOM_VALUE_NONE ||
-                   (dims.kind == LOOM_VALUE_INT_LIST && dims.u.ints.size == 0);
-  if (!all && dims.kind != LOOM_VALUE_INT_LIST)
-    fail(LOOM_STATUS_INVALID_ARGUMENT, "cpu sum: dim must be an int list (value kind %d)",
-         dims.kind);
-  for (int32_t d = 0; d < in.ndim; ++d) reduced[d] = all;
-  if (!all) {
-    for (int64_t i = 0; i < dims.u.ints.size; ++i) {
-      const int64_t d = dims.u.ints.data[i];
-      if (d < 0 || d >= in.ndim)
-        fail(LOOM_STATUS_INVALID_ARGUMENT, "cpu sum: dim %lld out of range for %d dims",
-             static_cast<long long>(d), in.ndim);
-      reduced[d] = true;
-    }
-  }
-  for (int32_t d = 0; d < in.ndim; ++d) {
-    if (out.shape[d] != (reduced[d] ? 1 : in.shape[d]))
-      fail(LOOM_STATUS_INVALID_ARGUMENT,
-           "cpu sum: output dim %d has size %lld, expected %lld (keepdim form)", d,
-           static_cast<long long>(out.shape[d]),
-           static_cast<long long>(reduced[d] ? 1 : in.shape[d]));
-  }
-  dispatch<DTypes::All>(in.dtype, "sum", [&](auto tag) {
+  read_dims(c.values[0], in.ndim, op, reduced);
+  for (int32_t k = 0; k < num_outputs; ++k)
+    expect_keepdim(in, reduced, c.outputs[k], out_dtypes[k], op);
+  make_plan(in, reduced, c.outputs[0], c.outputs[num_outputs - 1], plan);
+}
+
+}  // namespace reduce
+
+namespace {
+
+// The Σ-family kernel: output in the input's dtype.
+template <DTypes Set, template <class> class MakeOp>
+void same_dtype_reduction(const LoomKernelCall& c, const char* name) {
+  expect_arity(c, name, 1, 1);
+  const int32_t dtype = c.inputs[0].dtype;
+  reduce::Plan plan;
+  reduce::prepare(c, name, 1, &dtype, 1, plan);
+  dispatch<Set>(dtype, name, [&](auto tag) {
     using T = decltype(tag);
-    sum_typed<T>(in, out, reduced);
+    reduce::run(plan, plugin::data_ptr<const T>(c.inputs[0]),
+                MakeOp<T>::make(plugin::data_ptr<T>(c.outputs[0])));
   });
+}
+
+template <class T>
+struct MakeSum {
+  static auto make(T* out) { return reduce::SumOp<T, reduce::SumMap, reduce::SumFin>{{}, {}, out}; }
+};
+template <class T>
+struct MakeMean {
+  static auto make(T* out) { return reduce::SumOp<T, reduce::SumMap, reduce::MeanFin>{{}, {}, out}; }
+};
+template <class T>
+struct MakeProd {
+  static auto make(T* out) { return reduce::ProdOp<T>{out}; }
+};
+
+// all/any: the input keeps its own dtype, the output is bool.
+template <bool IsAll>
+void logical(const LoomKernelCall& c, const char* name) {
+  const int32_t out_dtype = LOOM_DTYPE_BOOL;
+  reduce::Plan plan;
+  reduce::prepare(c, name, 1, &out_dtype, 1, plan);
+  dispatch<DTypes::All>(c.inputs[0].dtype, name, [&](auto tag) {
+    using T = decltype(tag);
+    reduce::run(plan, plugin::data_ptr<const T>(c.inputs[0]),
+                reduce::LogicalOp<T, IsAll>{plugin::data_ptr<bool>(c.outputs[0])});
+  });
+}
+
+}  // namespace
+
+void sum(const LoomKernelCall& c) { same_dtype_reduction<DTypes::All, MakeSum>(c, "sum"); }
+void mean(const LoomKernelCall& c) { same_dtype_reduction<DTypes::Floating, MakeMean>(c, "mean"); }
+void prod(const LoomKernelCall& c) { same_dtype_reduction<DTypes::All, MakeProd>(c, "prod"); }
+void all(const LoomKernelCall& c) { logical<true>(c, "all"); }
+void any(const LoomKernelCall& c) { logical<false>(c, "any"); }
+
+// "sum" itself is registered by register.cpp. Masks are the compute dtypes
+// of docs/kernel_conventions.md: ops "as sum" (and cumsum/cumprod, whose
+// dtype argument can ask for any dtype) and the value/index and logical ops
+// take every dtype; the statistics take floating dtypes only.
+void register_reduce_kernels(plugin::Registrar& r) {
+  using plugin::kernel;
+  r.kernel("mean", "cpu", kernel<mean>, kFloatingMask);
+  r.kernel("prod", "cpu", kernel<prod>, kAllMask);
+  r.kernel("amax", "cpu", kernel<amax>, kAllMask);
+  r.kernel("amin", "cpu", kernel<amin>, kAllMask);
+  r.kernel("max.dim", "cpu", kernel<max_dim>, kAllMask);
+  r.kernel("min.dim", "cpu", kernel<min_dim>, kAllMask);
+  r.kernel("argmax", "cpu", kernel<argmax>, kAllMask);
+  r.kernel("argmin", "cpu", kernel<argmin>, kAllMask);
+  r.kernel("var", "cpu", kernel<var>, kFloatingMask);
+  r.kernel("std", "cpu", kernel<stddev>, kFloatingMask);
+  r.kernel("norm", "cpu", kernel<norm>, kFloatingMask);
+  r.kernel("logsumexp", "cpu", kernel<logsumexp>, kFloatingMask);
+  r.kernel("all", "cpu", kernel<all>, kAllMask);
+  r.kernel("any", "cpu", kernel<any>, kAllMask);
+  r.kernel("cumsum", "cpu", kernel<cumsum>, kAllMask);
+  r.kernel("cumprod", "cpu", kernel<cumprod>, kAllMask);
 }
 
 }  // namespace loom::cpu

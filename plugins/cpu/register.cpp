@@ -32,6 +32,7 @@ void init(plugin::Registrar& r) {
   r.kernel("normal_", "cpu", kernel<normal_>, kFloatingMask);
   register_unary_kernels(r);
   register_binary_kernels(r);
+  register_reduce_kernels(r);
 }
 
 }  // namespace

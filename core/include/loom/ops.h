@@ -85,6 +85,34 @@ Tensor lerp(const Tensor& a, const Tensor& end, Scalar weight);
 Tensor sum(const Tensor& a, std::optional<DType> dtype = std::nullopt);
 Tensor sum(const Tensor& a, IntArrayRef dim, bool keepdim = false,
            std::optional<DType> dtype = std::nullopt);
+// dim: nullopt (or empty) reduces every dimension.
+Tensor mean(const Tensor& a, std::optional<IntArrayRef> dim = std::nullopt, bool keepdim = false,
+            std::optional<DType> dtype = std::nullopt);
+Tensor prod(const Tensor& a, std::optional<IntArrayRef> dim = std::nullopt, bool keepdim = false,
+            std::optional<DType> dtype = std::nullopt);
+Tensor amax(const Tensor& a, IntArrayRef dim = {}, bool keepdim = false);
+Tensor amin(const Tensor& a, IntArrayRef dim = {}, bool keepdim = false);
+Tensor max(const Tensor& a);  // of every element
+Tensor min(const Tensor& a);
+// (values, indices) along `dim`; indices of the first occurrence.
+std::pair<Tensor, Tensor> max(const Tensor& a, int64_t dim, bool keepdim = false);
+std::pair<Tensor, Tensor> min(const Tensor& a, int64_t dim, bool keepdim = false);
+// Without dim: the index into the flattened tensor.
+Tensor argmax(const Tensor& a, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);
+Tensor argmin(const Tensor& a, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);
+// correction: nullopt means 1 (Bessel's correction), as PyTorch.
+Tensor var(const Tensor& a, std::optional<IntArrayRef> dim = std::nullopt,
+           std::optional<Scalar> correction = std::nullopt, bool keepdim = false);
+Tensor std(const Tensor& a, std::optional<IntArrayRef> dim = std::nullopt,
+           std::optional<Scalar> correction = std::nullopt, bool keepdim = false);
+// p: nullopt means 2; infinity and -infinity allowed.
+Tensor norm(const Tensor& a, std::optional<Scalar> p = std::nullopt,
+            std::optional<IntArrayRef> dim = std::nullopt, bool keepdim = false);
+Tensor logsumexp(const Tensor& a, IntArrayRef dim, bool keepdim = false);
+Tensor all(const Tensor& a, std::optional<IntArrayRef> dim = std::nullopt, bool keepdim = false);
+Tensor any(const Tensor& a, std::optional<IntArrayRef> dim = std::nullopt, bool keepdim = false);
+Tensor cumsum(const Tensor& a, int64_t dim, std::optional<DType> dtype = std::nullopt);
+Tensor cumprod(const Tensor& a, int64_t dim, std::optional<DType> dtype = std::nullopt);
 
 // ---- linear algebra ------------------------------------------------------------------
 // torch.matmul: 1-D and 2-D operands, and batched N-D with broadcast batch dims.
