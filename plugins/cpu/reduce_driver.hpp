@@ -175,7 +175,7 @@ void inner(const Op& op, const Plan& plan, const typename Op::In* pin) {
   using Acc = typename Op::Acc;
   const int64_t nout = plan.numel_out, nred = plan.numel_red;
   const int64_t nchunks = (nred + kChunk - 1) / kChunk;
-  if (nchunks > 1 && nout < omp_get_max_threads() && !omp_in_parallel()) {
+  if (nchunks > 1 && nout < max_threads() && !omp_in_parallel()) {
     // Few long slices: their chunks run in parallel, then combine in order.
     std::unique_ptr<Acc[]> part(new Acc[static_cast<size_t>(nout * nchunks)]);  // not vector: Acc may be bool
     parallel_for(nout * nchunks, 1, [&](int64_t s, int64_t e) {
@@ -286,7 +286,7 @@ void outer(const Op& op, const Plan& plan, const typename Op::In* pin) {
   constexpr int64_t kCols = kColumnsFor<Acc>;
   const Outer g(plan, kCols);
   const int64_t work = g.chunk_rows * g.width;  // elements per (item, chunk)
-  if (g.nchunks > 1 && g.items < omp_get_max_threads() && !omp_in_parallel() &&
+  if (g.nchunks > 1 && g.items < max_threads() && !omp_in_parallel() &&
       plan.numel_red * g.width > kParallelGrain) {
     // Few items with many rows: chunks run in parallel, then combine in order.
     const int64_t units = g.items * g.nchunks;

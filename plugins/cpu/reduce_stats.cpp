@@ -192,7 +192,18 @@ struct LseOp {
   T* out;
 
   Acc init() const { return {-kInf, 0}; }  // no add_row: fold_chunk does the outer layout
-  void add(Acc& a, T x, int64_t) const { combine(a, {static_cast<double>(load(x)), 1}); }
+  // One element (strided and short runs): online, with the vector exp;
+  // the special values go through combine().
+  void add(Acc& a, T x, int64_t) const {
+    const double v = load(x);
+    if (!(std::isfinite(v) && std::isfinite(a.m))) {
+      combine(a, {v, 1});
+    } else if (v > a.m) {
+      a = {v, a.s * exp_for<T>(a.m - v) + 1};
+    } else {
+      a.s += exp_for<T>(v - a.m);
+    }
+  }
   // Per block: its max, then Σ exp(x - max) when the max is finite.
   void run(Acc& a, const T* p, int64_t n, int64_t) const {
     for (int64_t b = 0; b < n; b += kStatBlock) {
