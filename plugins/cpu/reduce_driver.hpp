@@ -13,8 +13,11 @@
 //   optional: void add_rows4(Acc* a, const In* const* rows, int64_t nc,
 //                int64_t stride, int64_t i) const;       // rows i..i+3 at once:
 //                fewer accumulator round trips, four read streams
-//     or, instead of both, for ops that want two passes over a chunk of rows
-//     (var, logsumexp):
+//   optional: void run_short(Acc&, const In* p, int64_t n) const;
+//                n < kMinVectorRun contiguous elements, when a loop of add()
+//                would be slow (logsumexp)
+//     or, instead of add_row/add_rows4, for ops that want two passes over a
+//     chunk of rows (var, logsumexp):
 //   template <class Rows> void fold_chunk(Acc* a, int64_t nc, int64_t stride,
 //                int64_t nrows, const Rows& rows) const; // rows(f) calls
 //                f(row, i) for each row in order; a[] arrives as init()
@@ -158,7 +161,11 @@ template <class Op>
   for (int64_t i = 0; i < rows; ++i) {
     typename Op::Acc a = op.init();
     const typename Op::In* q = p + i * si;
-    for (int64_t k = 0; k < n; ++k) op.add(a, q[k], k);
+    if constexpr (requires { op.run_short(a, q, n); }) {
+      op.run_short(a, q, n);
+    } else {
+      for (int64_t k = 0; k < n; ++k) op.add(a, q[k], k);
+    }
     op.store(a, n, o0 + i * s0, o1 + i * s1);
   }
 }

@@ -4,8 +4,9 @@
 // "any so far" (cumsum) or "all so far" (cumprod).
 //
 // Two layouts. When a kept dim is contiguous in input and output and the
-// scan dim is not the innermost, up to kColumnsFor<Acc> running accumulators walk
-// down the scan dim one row at a time (vectorised across columns).
+// scan dim is not the innermost, up to kColumnsFor<Acc> running
+// accumulators walk down the scan dim one row at a time (vectorised across
+// columns).
 // Otherwise each line is scanned on its own; lines run in parallel. A scan
 // is sequential within a line, so results never depend on threads.
 #include "common.hpp"

@@ -1,5 +1,7 @@
-// Statistics over dims: var and std (Welford / Chan in double), norm (the
-// p = ±inf, 0, 1, 2 and general cases) and logsumexp (max-shifted, online).
+// Statistics over dims: var and std (two-pass blocks combined by Chan's
+// formula, Welford for single elements, all in double), norm (the p = ±inf,
+// 0, 1, 2 and general cases) and logsumexp (max-shifted per block, blocks
+// combined by rescaling).
 // Floating dtypes only; 16-bit floats and float32 compute in double here.
 #include "common.hpp"
 #include "reduce.hpp"
@@ -26,35 +28,18 @@ struct Moments {
 
 // Mean and m2 of one contiguous block by the corrected two-pass formula:
 // m2 = Σd² - (Σd)²/n with d = x - mean (Chan, Golub & LeVeque), exact
-// enough that blocks combine with Chan's update at no loss.
+// enough that blocks combine with Chan's update at no loss. Three vector
+// passes over a block in L1.
 template <class T>
 [[gnu::flatten]] LOOM_CPU_CLONES Moments block_moments(const T* p, int64_t n) {
-  double l1[8] = {}, l2[8] = {}, l3[8] = {};
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    for (int l = 0; l < 8; ++l) l1[l] += static_cast<double>(load(p[i + l]));
-  double s = 0;
-  for (int64_t k = i; k < n; ++k) s += static_cast<double>(load(p[k]));
-  for (int l = 0; l < 8; ++l) s += l1[l];
-  const double mean = s / static_cast<double>(n);
-  for (i = 0; i + 8 <= n; i += 8)
-    for (int l = 0; l < 8; ++l) {
-      const double d = static_cast<double>(load(p[i + l])) - mean;
-      l2[l] += d;
-      l3[l] += d * d;
-    }
-  double sd = 0, sd2 = 0;
-  for (int64_t k = i; k < n; ++k) {
-    const double d = static_cast<double>(load(p[k])) - mean;
-    sd += d;
-    sd2 += d * d;
-  }
-  for (int l = 0; l < 8; ++l) {
-    sd += l2[l];
-    sd2 += l3[l];
-  }
-  const double m2 = sd2 - sd * sd / static_cast<double>(n);
-  return {static_cast<double>(n), mean + sd / static_cast<double>(n), m2 < 0 ? 0.0 : m2};
+  using reduce::vspan;
+  auto add = [](auto& a, const auto& b) { a += b; };
+  const double dn = static_cast<double>(n);
+  const double mean = vspan<double>(p, n, 0.0, add, [](auto&) {}) / dn;
+  const double sd = vspan<double>(p, n, 0.0, add, [mean](auto& v) { v = v - mean; });
+  const double sd2 = vspan<double>(p, n, 0.0, add, [mean](auto& v) { v = (v - mean) * (v - mean); });
+  const double m2 = sd2 - sd * sd / dn;
+  return {dn, mean + sd / dn, m2 < 0 ? 0.0 : m2};
 }
 
 // sd[j] += d, sd2[j] += d² with d = row[j * s] - mean[j].
@@ -203,6 +188,21 @@ struct LseOp {
     } else {
       a.s += exp_for<T>(v - a.m);
     }
+  }
+  // A short run in two scalar passes, so the exps are independent.
+  void run_short(Acc& a, const T* p, int64_t n) const {
+    double m = -kInf;
+    for (int64_t i = 0; i < n; ++i) {
+      const double v = load(p[i]);
+      m = v > m || v != v ? v : m;
+    }
+    if (!std::isfinite(m)) {
+      combine(a, {m, m == -kInf ? 0.0 : 1.0});
+      return;
+    }
+    double s = 0;
+    for (int64_t i = 0; i < n; ++i) s += exp_for<T>(static_cast<double>(load(p[i])) - m);
+    combine(a, {m, s});
   }
   // Per block: its max, then Σ exp(x - max) when the max is finite.
   void run(Acc& a, const T* p, int64_t n, int64_t) const {

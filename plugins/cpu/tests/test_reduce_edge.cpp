@@ -5,9 +5,24 @@
 
 #include "test_reduce_support.hpp"
 
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
 using namespace loom_test;
 using namespace loom_test::reduce;
 using loom::plugin::Half;
+
+// Counts heap allocations (for the whole test binary), so a test can check
+// that small reductions make none.
+static std::atomic<int64_t> g_allocations{0};
+void* operator new(std::size_t n) {
+  ++g_allocations;
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace {
 
@@ -300,4 +315,52 @@ TEST_CASE("malformed reduction calls are refused", "[reduce][cpu]") {
   CHECK(status_of("all", {a.desc()}, {ob.desc()}, {dims}) == LOOM_STATUS_OK);
   CHECK(status_of("cumsum", {a.desc()}, {a.desc()}, {int_value(2)}) == LOOM_STATUS_INVALID_ARGUMENT);
   CHECK(status_of("cumsum", {a.desc()}, {o.desc()}, {int_value(0)}) == LOOM_STATUS_INVALID_ARGUMENT);
+}
+
+TEST_CASE("small reductions and scans allocate nothing", "[reduce][cpu]") {
+  Tensor a = make(LOOM_DTYPE_FLOAT32, {3, 40, 5});
+  fill_pattern(a, 13);
+  Tensor o = make(LOOM_DTYPE_FLOAT32, {3, 1, 5});
+  Tensor i = make(LOOM_DTYPE_INT64, {3, 1, 5});
+  Tensor b = make(LOOM_DTYPE_BOOL, {3, 1, 5});
+  Tensor full = make(LOOM_DTYPE_FLOAT32, {3, 40, 5});
+  const std::vector<LoomTensorDesc> in{a.desc()}, out{o.desc()}, both{o.desc(), i.desc()},
+      idx{i.desc()}, logical{b.desc()}, scan{full.desc()};
+  const std::vector<LoomValue> dims{int_list_value({1})}, dims_p{int_list_value({1}), float_value(3.0)},
+      all_dims{int_list_value({})}, scan_dim{int_value(1)};
+  Tensor one = make(LOOM_DTYPE_FLOAT32, {1, 1, 1});
+  const std::vector<LoomTensorDesc> scalar{one.desc()};
+  (void)host();
+  // No CHECK inside the measured stretch: Catch may allocate.
+  LoomError* err[9];
+  const int64_t before = g_allocations.load();
+  err[0] = call("sum", in, out, dims);
+  err[1] = call("mean", in, scalar, all_dims);
+  err[2] = call("var", in, out, dims_p);
+  err[3] = call("norm", in, out, dims_p);
+  err[4] = call("logsumexp", in, out, dims);
+  err[5] = call("max.dim", in, both, dims);
+  err[6] = call("argmin", in, idx, dims);
+  err[7] = call("any", in, logical, dims);
+  err[8] = call("cumsum", in, scan, scan_dim);
+  const int64_t after = g_allocations.load();
+  for (LoomError* e : err) CHECK(e == nullptr);
+  CHECK(after == before);
+}
+
+TEST_CASE("dims may arrive as NONE (every dim) or as one INT", "[reduce][cpu]") {
+  Tensor a = make(LOOM_DTYPE_FLOAT64, {3, 4});
+  fill_pattern(a, 14);
+  Tensor all = make(LOOM_DTYPE_FLOAT64, {1, 1});
+  Tensor rows = make(LOOM_DTYPE_FLOAT64, {3, 1});
+  Tensor want_all = make(LOOM_DTYPE_FLOAT64, {1, 1});
+  Tensor want_rows = make(LOOM_DTYPE_FLOAT64, {3, 1});
+  LoomValue none{};
+  none.kind = LOOM_VALUE_NONE;
+  run("sum", {a.desc()}, {all.desc()}, {none});
+  run("sum", {a.desc()}, {want_all.desc()}, {int_list_value({0, 1})});
+  CHECK(get(all, {0, 0}) == get(want_all, {0, 0}));
+  run("amax", {a.desc()}, {rows.desc()}, {int_value(1)});
+  run("amax", {a.desc()}, {want_rows.desc()}, {int_list_value({1})});
+  for (int64_t r = 0; r < 3; ++r) CHECK(get(rows, {r, 0}) == get(want_rows, {r, 0}));
 }

@@ -5,8 +5,7 @@
 
 #include "test_reduce_support.hpp"
 
-#include <omp.h>
-
+#include <cmath>
 #include <cstring>
 
 using namespace loom_test;
@@ -14,22 +13,29 @@ using namespace loom_test::reduce;
 
 namespace {
 
-// Restores the OpenMP thread count on scope exit.
+// Sets the cpu device's thread count (the slot behind loom::set_num_threads)
+// and restores it on scope exit.
 struct Threads {
-  int saved = omp_get_max_threads();
-  explicit Threads(int n) { omp_set_num_threads(n); }
-  ~Threads() { omp_set_num_threads(saved); }
+  const LoomDeviceTypeDesc& d = host().devices.at("cpu");
+  int32_t saved = d.get_num_threads(d.device_data);
+  explicit Threads(int32_t n) { REQUIRE(d.set_num_threads(d.device_data, n) == nullptr); }
+  ~Threads() { d.set_num_threads(d.device_data, saved); }
 };
 
-// Fills a float32 tensor fast (fill_pattern walks an std::function per
-// element): values spread over several magnitudes, both signs.
-Tensor big_float(std::vector<int64_t> shape, uint32_t seed) {
-  Tensor t = make(LOOM_DTYPE_FLOAT32, std::move(shape));
-  float* p = reinterpret_cast<float*>(t.store->data());
+// Fills a float32 or float64 tensor fast (fill_pattern walks an
+// std::function per element): full mantissas over 16 binades, both signs,
+// so partial sums round. (float32 block totals add up exactly in double,
+// so float64 is what shows a change in combination order in the bits.)
+Tensor big_float(int32_t dt, std::vector<int64_t> shape, uint32_t seed) {
+  Tensor t = make(dt, std::move(shape));
   uint32_t s = seed * 2654435761u + 1;
   for (int64_t i = 0; i < t.numel(); ++i) {
     s = s * 1664525u + 1013904223u;
-    p[i] = static_cast<float>(static_cast<int32_t>(s >> 8) % 20001 - 10000) / 1024.0f;
+    const double m = std::ldexp(static_cast<double>(s >> 8) + std::ldexp(static_cast<double>(s), -32),
+                                static_cast<int>(s % 16) - 30);
+    const double v = s & 0x80u ? -m : m;
+    if (dt == LOOM_DTYPE_FLOAT32) reinterpret_cast<float*>(t.store->data())[i] = static_cast<float>(v);
+    else reinterpret_cast<double*>(t.store->data())[i] = v;
   }
   return t;
 }
@@ -93,7 +99,7 @@ TEST_CASE("every reduction on large inputs matches the reference", "[reduce][cpu
   }
 }
 
-TEST_CASE("float32 results do not depend on the thread count", "[reduce][cpu][large]") {
+TEST_CASE("results do not depend on the thread count", "[reduce][cpu][large]") {
   struct Case {
     std::vector<int64_t> shape;
     std::vector<int64_t> dims;
@@ -107,11 +113,11 @@ TEST_CASE("float32 results do not depend on the thread count", "[reduce][cpu][la
       {{64, 2048, 16}, {0, 2}},       // middle kept
       {{64, 2048, 16}, {1}},          // middle reduced
   };
-  for (const Case& c : cases) {
-    const Tensor a = big_float(c.shape, 5);
+  for (const Case& c : cases) for (int32_t dt : {LOOM_DTYPE_FLOAT32, LOOM_DTYPE_FLOAT64}) {
+    const Tensor a = big_float(dt, c.shape, 5);
     for (const std::string& op : {"sum", "mean", "prod", "var", "norm", "logsumexp", "amax", "argmax"}) {
       if (op == std::string("argmax") && c.dims.size() > 1) continue;
-      INFO(op << " shape[0] " << c.shape[0]);
+      INFO(op << " " << loom::plugin::dtype_name(dt) << " shape[0] " << c.shape[0]);
       const double param = op == std::string("norm") ? 2.0 : 1.0;
       std::vector<uint64_t> one, two, three;
       {
