@@ -153,3 +153,9 @@ Tensor operator^(const Tensor& a, const Tensor& b);
 Tensor operator!(const Tensor& a);  // logical_not
 
 }  // namespace loom
+
+// The rest of the catalog, one header per family.
+#include <loom/ops/conv.h>
+#include <loom/ops/indexing.h>
+#include <loom/ops/nn.h>
+#include <loom/ops/shape.h>
