@@ -157,5 +157,6 @@ Tensor operator!(const Tensor& a);  // logical_not
 // The rest of the catalog, one header per family.
 #include <loom/ops/conv.h>
 #include <loom/ops/indexing.h>
+#include <loom/ops/loss.h>
 #include <loom/ops/nn.h>
 #include <loom/ops/shape.h>
