@@ -36,6 +36,26 @@ Tensor run_op(const OpDef& op, const Tensor* const (&tensors)[NT]) {
   return std::move(call.outputs[0].result);
 }
 
+// The same with an out= tensor for output 0; returns it.
+template <size_t NT, size_t NV>
+Tensor& run_op_out(Tensor& out, const OpDef& op, const Tensor* const (&tensors)[NT],
+                   const LoomValue (&values)[NV]) {
+  OpCall call(op);
+  for (const Tensor* t : tensors) call.args.push_back(t);
+  for (const LoomValue& v : values) call.values.push_back(v);
+  call.out_args.push_back(&out);
+  dispatch(call);
+  return out;
+}
+template <size_t NT>
+Tensor& run_op_out(Tensor& out, const OpDef& op, const Tensor* const (&tensors)[NT]) {
+  OpCall call(op);
+  for (const Tensor* t : tensors) call.args.push_back(t);
+  call.out_args.push_back(&out);
+  dispatch(call);
+  return out;
+}
+
 inline LoomValue int_list_value(IntArrayRef v) {
   LoomValue x{};
   x.kind = LOOM_VALUE_INT_LIST;

@@ -300,6 +300,12 @@ void dispatch(OpCall& call) {
     check_arity(call);
     default_prepare(call);
   }
+  if (!call.out_args.empty()) [[unlikely]] {
+    detail::bind_out_args(call);
+    run_prepared(call);
+    detail::finish_out_args(call);
+    return;
+  }
   run_prepared(call);
   // In-place writes: bump the version of every mutated argument's storage.
   const Schema& s = call.op->schema();

@@ -161,6 +161,9 @@ LoomValue rounding_value(const std::optional<std::string>& mode) {
 
 #define LOOM_BINARY_FN(op, rule, inplace)                                                  \
   Tensor op(const Tensor& a, const Tensor& b) { return detail::run_op(op##_def(), {&a, &b}); } \
+  Tensor& op##_out(Tensor& out, const Tensor& a, const Tensor& b) {                        \
+    return detail::run_op_out(out, op##_def(), {&a, &b});                                  \
+  }                                                                                        \
   Tensor op(const Tensor& a, Scalar b) {                                                   \
     const Tensor bt = scalar_tensor(b, a.device());                                        \
     return detail::run_op(op##_def(), {&a, &bt});                                          \
@@ -180,6 +183,13 @@ Tensor div(const Tensor& a, const Tensor& b, const std::optional<std::string>& r
   return detail::run_op(div_def(), {&a, &b}, {rounding_value(rounding_mode)});
 }
 Tensor div(const Tensor& a, const Tensor& b) { return div(a, b, std::nullopt); }
+Tensor& div_out(Tensor& out, const Tensor& a, const Tensor& b,
+                const std::optional<std::string>& rounding_mode) {
+  return detail::run_op_out(out, div_def(), {&a, &b}, {rounding_value(rounding_mode)});
+}
+Tensor& where_out(Tensor& out, const Tensor& condition, const Tensor& a, const Tensor& b) {
+  return detail::run_op_out(out, where_def(), {&condition, &a, &b});
+}
 Tensor floor_divide(const Tensor& a, const Tensor& b) { return div(a, b, std::string("floor")); }
 Tensor Tensor::div(const Tensor& o) const { return loom::div(*this, o); }
 Tensor& Tensor::div_(const Tensor& o, const std::optional<std::string>& rounding_mode) {

@@ -88,6 +88,18 @@ Tensor sub(const Tensor& a, const Tensor& b, Scalar alpha) {
   return detail::run_op(sub_op(), {&a, &b}, {alpha.abi()});
 }
 Tensor mul(const Tensor& a, const Tensor& b) { return detail::run_op(mul_op(), {&a, &b}); }
+Tensor& neg_out(Tensor& out, const Tensor& a) { return detail::run_op_out(out, neg_op(), {&a}); }
+Tensor& relu_out(Tensor& out, const Tensor& a) { return detail::run_op_out(out, relu_op(), {&a}); }
+Tensor& exp_out(Tensor& out, const Tensor& a) { return detail::run_op_out(out, exp_op(), {&a}); }
+Tensor& add_out(Tensor& out, const Tensor& a, const Tensor& b, Scalar alpha) {
+  return detail::run_op_out(out, add_op(), {&a, &b}, {alpha.abi()});
+}
+Tensor& sub_out(Tensor& out, const Tensor& a, const Tensor& b, Scalar alpha) {
+  return detail::run_op_out(out, sub_op(), {&a, &b}, {alpha.abi()});
+}
+Tensor& mul_out(Tensor& out, const Tensor& a, const Tensor& b) {
+  return detail::run_op_out(out, mul_op(), {&a, &b});
+}
 Tensor neg(const Tensor& a) { return detail::run_op(neg_op(), {&a}); }
 Tensor relu(const Tensor& a) { return detail::run_op(relu_op(), {&a}); }
 Tensor exp(const Tensor& a) { return detail::run_op(exp_op(), {&a}); }

@@ -1,5 +1,13 @@
 // ops_linalg.cpp — matmul with torch.matmul's rules for 1-D, 2-D and batched
-// operands. The kernel always sees [B..., M, K] x [B..., K, N].
+// operands, and the fixed-rank products built on it (mm, bmm, dot, outer,
+// addmm, baddbmm, linear).
+//
+// mm, bmm and dot prepare exactly the call matmul's kernel takes
+// ([B..., M, K] x [B..., K, N]), so a device may register its matmul kernel
+// under those names too; without one their composite calls matmul. outer
+// prepares a broadcast multiply. addmm, baddbmm and linear are composites
+// (product, then one in-place add) unless a device registers a fused kernel;
+// their prepare step still plans the output so such a kernel can.
 #include "core_op.h"
 
 #include <loom/error.h>
@@ -23,14 +31,11 @@ void as_matrix(const TensorImpl& t, bool left, DimVector& sizes, DimVector& stri
   }
 }
 
-void prepare_matmul(OpCall& call) {
+// Plans args 0 and 1 as the operands of a (batched) matrix product.
+void plan_product(OpCall& call, const char* op) {
   const Tensor& a = call.arg(0);
   const Tensor& b = call.arg(1);
-  const char* op = "matmul";
-  LOOM_CHECK(a.dim() >= 1 && b.dim() >= 1, op,
-             ": both arguments need to be at least 1-D, but they are ", a.dim(), "-D and ",
-             b.dim(), "-D");
-  const DType t = result_type(call);
+  const DType t = result_type({&a, &b}, op);
   LOOM_CHECK(t != DType::Bool, op, ": bool tensors are not supported");
 
   const TensorImpl* impl[2];
@@ -50,7 +55,7 @@ void prepare_matmul(OpCall& call) {
   const DimVector batch = broadcast_shapes(op, IntArrayRef(sz[0].data(), sz[0].size() - 2),
                                            IntArrayRef(sz[1].data(), sz[1].size() - 2));
 
-  call.inputs.resize(2);
+  if (call.inputs.size() < 2) call.inputs.resize(2);
   for (size_t i = 0; i < 2; ++i) {
     const size_t n = sz[i].size();
     DimVector ks(batch), kst = broadcast_strides(IntArrayRef(sz[i].data(), n - 2),
@@ -75,11 +80,269 @@ void prepare_matmul(OpCall& call) {
   plan.kernel_view = call.make_view(kernel_sizes, contiguous_strides(kernel_sizes));
 }
 
+void check_rank(const char* op, const char* arg, const Tensor& t, int64_t rank) {
+  LOOM_CHECK(t.dim() == rank, op, ": expected '", arg, "' to be a ", rank, "-D tensor, but got a ",
+             t.dim(), "-D tensor of shape ", shape_str(t.sizes()));
+}
+
+// mm, bmm, dot and the fused ops take one dtype, as PyTorch's do.
+void check_same_dtype(const char* op, std::initializer_list<std::pair<const char*, const Tensor*>> ts) {
+  const auto& first = *ts.begin();
+  for (const auto& [arg, t] : ts) {
+    if (!t || !t->defined()) continue;
+    LOOM_CHECK(t->dtype() == first.second->dtype(), op, ": expected '", arg, "' to have dtype ",
+               name(first.second->dtype()), " like '", first.first, "', but got ", name(t->dtype()));
+  }
+}
+
+void check_inner(const char* op, const Tensor& a, const Tensor& b, int64_t ka, int64_t kb) {
+  LOOM_CHECK(a.size(ka) == b.size(kb), op, ": shapes cannot be multiplied (",
+             shape_str(a.sizes()), " and ", shape_str(b.sizes()), "): inner dimensions ",
+             a.size(ka), " and ", b.size(kb), " differ");
+}
+
+void check_mm(const char* op, const Tensor& m1, const Tensor& m2) {
+  check_rank(op, "mat1", m1, 2);
+  check_rank(op, "mat2", m2, 2);
+  check_inner(op, m1, m2, 1, 0);
+}
+
+void check_bmm(const char* op, const Tensor& b1, const Tensor& b2) {
+  check_rank(op, "batch1", b1, 3);
+  check_rank(op, "batch2", b2, 3);
+  LOOM_CHECK(b1.size(0) == b2.size(0), op, ": batch sizes differ: 'batch1' has ", b1.size(0),
+             " matrices, 'batch2' has ", b2.size(0));
+  check_inner(op, b1, b2, 2, 1);
+}
+
+// `self` of addmm/baddbmm must broadcast to the product's shape.
+void check_addend(const char* op, const Tensor& self, IntArrayRef shape) {
+  const DimVector b = broadcast_shapes(op, self.sizes(), shape);
+  LOOM_CHECK(IntArrayRef(b) == shape, op, ": 'self' of shape ", shape_str(self.sizes()),
+             " can't be broadcast to the product's shape ", shape_str(shape));
+}
+
+void prepare_matmul(OpCall& call) {
+  LOOM_CHECK(call.arg(0).dim() >= 1 && call.arg(1).dim() >= 1,
+             "matmul: both arguments need to be at least 1-D, but they are ", call.arg(0).dim(),
+             "-D and ", call.arg(1).dim(), "-D");
+  plan_product(call, "matmul");
+}
+
+void prepare_mm(OpCall& call) {
+  check_mm("mm", call.arg(0), call.arg(1));
+  check_same_dtype("mm", {{"self", &call.arg(0)}, {"mat2", &call.arg(1)}});
+  plan_product(call, "mm");
+}
+
+void prepare_bmm(OpCall& call) {
+  check_bmm("bmm", call.arg(0), call.arg(1));
+  check_same_dtype("bmm", {{"self", &call.arg(0)}, {"mat2", &call.arg(1)}});
+  plan_product(call, "bmm");
+}
+
+void prepare_dot(OpCall& call) {
+  const Tensor& a = call.arg(0);
+  const Tensor& b = call.arg(1);
+  check_rank("dot", "self", a, 1);
+  check_rank("dot", "tensor", b, 1);
+  LOOM_CHECK(a.numel() == b.numel(), "dot: expected both vectors to have the same number of "
+             "elements, but got ", a.numel(), " and ", b.numel());
+  check_same_dtype("dot", {{"self", &a}, {"tensor", &b}});
+  plan_product(call, "dot");
+}
+
+// Every device has a matmul (kernel or CPU fallback): mm/bmm/dot without a
+// kernel of their own run it.
+void product_via_matmul(OpCall& call) {
+  call.outputs[0].result = matmul(call.arg(0), call.arg(1));
+}
+
+// outer(a, b)[i, j] = a[i] * b[j]: a broadcast multiply, so a device may
+// register its mul kernel under "outer".
+void prepare_outer(OpCall& call) {
+  const Tensor& a = call.arg(0);
+  const Tensor& b = call.arg(1);
+  check_rank("outer", "self", a, 1);
+  check_rank("outer", "vec2", b, 1);
+  const DType t = result_type({&a, &b}, "outer");
+  const int64_t shape[2] = {a.size(0), b.size(0)};
+  call.inputs.resize(2);
+  for (size_t i = 0; i < 2; ++i) {
+    const Tensor* arg = call.args[i];
+    const TensorImpl* impl = arg->impl();
+    if (impl->dtype() != t) {
+      call.temps.push_back(arg->to(t));
+      impl = call.temps.back().impl();
+    }
+    const int64_t s = impl->strides()[0];
+    const int64_t strides[2] = {i == 0 ? s : 0, i == 0 ? 0 : s};
+    call.inputs[i].tensor = impl;
+    call.inputs[i].view = call.make_view(IntArrayRef(shape, 2), IntArrayRef(strides, 2));
+  }
+  call.compute_dtype = t;
+  auto& plan = call.outputs.emplace_back();
+  plan.dtype = t;
+  plan.sizes = DimVector(IntArrayRef(shape, 2));
+}
+void outer_via_mul(OpCall& call) {
+  call.outputs[0].result = mul(call.arg(0).unsqueeze(1), call.arg(1).unsqueeze(0));
+}
+
+// Plans the fused ops' output (self broadcast to the product's shape; the
+// products' operands as given) for a device kernel that fuses them.
+void plan_fused(OpCall& call, IntArrayRef shape) {
+  const DType t = call.arg(1).dtype();
+  call.inputs.resize(call.args.size());
+  for (size_t i = 0; i < call.args.size(); ++i) {
+    const Tensor* a = call.args[i];
+    call.inputs[i].tensor = a && a->defined() ? a->impl() : nullptr;
+  }
+  if (call.args[0] && call.args[0]->defined()) set_input(call, 0, t, shape);
+  call.compute_dtype = t;
+  auto& plan = call.outputs.emplace_back();
+  plan.dtype = t;
+  plan.sizes = DimVector(shape);
+}
+
+// beta and alpha as numbers of the tensors' dtype: integer tensors truncate
+// them, as PyTorch does.
+Scalar coefficient(const LoomValue& v, DType t) {
+  const Scalar s = detail::scalar_from_value(v);
+  return is_floating_point(t) ? Scalar(s.to_double()) : Scalar(s.to_int());
+}
+
+// beta * self + alpha * product, in place on the fresh product. beta == 0
+// ignores self entirely (NaN and inf in it do not propagate).
+Tensor finish_fused(Tensor product, const Tensor& self, const LoomValue& beta_v,
+                    const LoomValue& alpha_v) {
+  const Scalar beta = coefficient(beta_v, product.dtype());
+  const Scalar alpha = coefficient(alpha_v, product.dtype());
+  if (alpha.to_double() != 1.0) product.mul_(scalar_tensor(alpha, product.device()));
+  if (beta.to_double() != 0.0) product.add_(self, beta);
+  return product;
+}
+
+void prepare_addmm(OpCall& call) {
+  const Tensor& self = call.arg(0);
+  const Tensor& m1 = call.arg(1);
+  const Tensor& m2 = call.arg(2);
+  check_mm("addmm", m1, m2);
+  check_same_dtype("addmm", {{"mat1", &m1}, {"mat2", &m2}, {"self", &self}});
+  LOOM_CHECK(m1.dtype() != DType::Bool, "addmm: bool tensors are not supported");
+  const int64_t shape[2] = {m1.size(0), m2.size(1)};
+  check_addend("addmm", self, IntArrayRef(shape, 2));
+  plan_fused(call, IntArrayRef(shape, 2));
+}
+void addmm_composite(OpCall& call) {
+  call.outputs[0].result = finish_fused(mm(call.arg(1), call.arg(2)), call.arg(0),
+                                        call.values[0], call.values[1]);
+}
+
+void prepare_baddbmm(OpCall& call) {
+  const Tensor& self = call.arg(0);
+  const Tensor& b1 = call.arg(1);
+  const Tensor& b2 = call.arg(2);
+  check_bmm("baddbmm", b1, b2);
+  check_same_dtype("baddbmm", {{"batch1", &b1}, {"batch2", &b2}, {"self", &self}});
+  LOOM_CHECK(b1.dtype() != DType::Bool, "baddbmm: bool tensors are not supported");
+  const int64_t shape[3] = {b1.size(0), b1.size(1), b2.size(2)};
+  check_addend("baddbmm", self, IntArrayRef(shape, 3));
+  plan_fused(call, IntArrayRef(shape, 3));
+}
+void baddbmm_composite(OpCall& call) {
+  call.outputs[0].result = finish_fused(bmm(call.arg(1), call.arg(2)), call.arg(0),
+                                        call.values[0], call.values[1]);
+}
+
+// linear(input, weight, bias): input [*, in], weight [out, in] or [in],
+// bias broadcastable to the result.
+void prepare_linear(OpCall& call) {
+  const Tensor& input = call.arg(0);
+  const Tensor& weight = call.arg(1);
+  const Tensor* bias = call.args[2];
+  LOOM_CHECK(input.dim() >= 1, "linear: 'input' must be at least 1-D, but got a 0-D tensor");
+  LOOM_CHECK(weight.dim() == 1 || weight.dim() == 2,
+             "linear: 'weight' must be 1-D [in_features] or 2-D [out_features, in_features], "
+             "but got shape ", shape_str(weight.sizes()));
+  const int64_t in = weight.size(-1);
+  LOOM_CHECK(input.size(-1) == in, "linear: 'input' has ", input.size(-1),
+             " features in its last dimension (shape ", shape_str(input.sizes()),
+             ") but 'weight' of shape ", shape_str(weight.sizes()), " expects ", in);
+  check_same_dtype("linear", {{"input", &input}, {"weight", &weight}, {"bias", bias}});
+  LOOM_CHECK(input.dtype() != DType::Bool, "linear: bool tensors are not supported");
+  DimVector shape(input.sizes());
+  shape.pop_back();
+  if (weight.dim() == 2) shape.push_back(weight.size(0));
+  if (bias && bias->defined()) {
+    const DimVector b = broadcast_shapes("linear", bias->sizes(), shape);
+    LOOM_CHECK(IntArrayRef(b) == IntArrayRef(shape), "linear: 'bias' of shape ",
+               shape_str(bias->sizes()), " can't be broadcast to the output's shape ",
+               shape_str(shape));
+  }
+  // Plan: output [*, out]; a fused kernel reads input, weight and bias as given.
+  call.inputs.resize(3);
+  for (size_t i = 0; i < 3; ++i) {
+    const Tensor* a = call.args[i];
+    call.inputs[i].tensor = a && a->defined() ? a->impl() : nullptr;
+  }
+  call.compute_dtype = input.dtype();
+  auto& plan = call.outputs.emplace_back();
+  plan.dtype = input.dtype();
+  plan.sizes = shape;
+}
+void linear_composite(OpCall& call) {
+  const Tensor& weight = call.arg(1);
+  // weight.t() is a view: the matmul kernel reads it transposed, no copy.
+  Tensor out = matmul(call.arg(0), weight.dim() == 2 ? weight.t() : weight);
+  if (call.args[2] && call.args[2]->defined()) out.add_(*call.args[2]);
+  call.outputs[0].result = out;
+}
+
 LOOM_CORE_OP(matmul_op, "matmul(Tensor self, Tensor other) -> Tensor", prepare_matmul, nullptr)
+LOOM_CORE_OP(mm_op, "mm(Tensor self, Tensor mat2) -> Tensor", prepare_mm, product_via_matmul)
+LOOM_CORE_OP(bmm_op, "bmm(Tensor self, Tensor mat2) -> Tensor", prepare_bmm, product_via_matmul)
+LOOM_CORE_OP(dot_op, "dot(Tensor self, Tensor tensor) -> Tensor", prepare_dot, product_via_matmul)
+LOOM_CORE_OP(outer_op, "outer(Tensor self, Tensor vec2) -> Tensor", prepare_outer, outer_via_mul)
+LOOM_CORE_OP(addmm_op,
+             "addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+             prepare_addmm, addmm_composite)
+LOOM_CORE_OP(baddbmm_op,
+             "baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+             prepare_baddbmm, baddbmm_composite)
+LOOM_CORE_OP(linear_op, "linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
+             prepare_linear, linear_composite)
 
 }  // namespace
 
 Tensor matmul(const Tensor& a, const Tensor& b) { return detail::run_op(matmul_op(), {&a, &b}); }
+Tensor mm(const Tensor& a, const Tensor& b) { return detail::run_op(mm_op(), {&a, &b}); }
+Tensor bmm(const Tensor& a, const Tensor& b) { return detail::run_op(bmm_op(), {&a, &b}); }
+Tensor dot(const Tensor& a, const Tensor& b) { return detail::run_op(dot_op(), {&a, &b}); }
+Tensor outer(const Tensor& a, const Tensor& b) { return detail::run_op(outer_op(), {&a, &b}); }
+Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, Scalar beta, Scalar alpha) {
+  return detail::run_op(addmm_op(), {&self, &mat1, &mat2}, {beta.abi(), alpha.abi()});
+}
+Tensor baddbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2, Scalar beta,
+               Scalar alpha) {
+  return detail::run_op(baddbmm_op(), {&self, &batch1, &batch2}, {beta.abi(), alpha.abi()});
+}
+Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias) {
+  return detail::run_op(linear_op(), {&input, &weight, bias ? &*bias : nullptr});
+}
+Tensor& matmul_out(Tensor& out, const Tensor& a, const Tensor& b) {
+  return detail::run_op_out(out, matmul_op(), {&a, &b});
+}
+Tensor& mm_out(Tensor& out, const Tensor& a, const Tensor& b) {
+  return detail::run_op_out(out, mm_op(), {&a, &b});
+}
+Tensor& bmm_out(Tensor& out, const Tensor& a, const Tensor& b) {
+  return detail::run_op_out(out, bmm_op(), {&a, &b});
+}
+Tensor& addmm_out(Tensor& out, const Tensor& self, const Tensor& mat1, const Tensor& mat2,
+                  Scalar beta, Scalar alpha) {
+  return detail::run_op_out(out, addmm_op(), {&self, &mat1, &mat2}, {beta.abi(), alpha.abi()});
+}
 Tensor Tensor::matmul(const Tensor& o) const { return loom::matmul(*this, o); }
 
 }  // namespace loom

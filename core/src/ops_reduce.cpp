@@ -221,6 +221,16 @@ Tensor sum(const Tensor& a, IntArrayRef dim, bool keepdim, std::optional<DType> 
   return detail::run_op(sum_op(), {&a},
                         {detail::int_list_value(dim), detail::bool_value(keepdim), detail::dtype_value(dtype)});
 }
+Tensor& sum_out(Tensor& out, const Tensor& a, IntArrayRef dim, bool keepdim,
+                std::optional<DType> dtype) {
+  return detail::run_op_out(out, sum_op(), {&a},
+                            {detail::int_list_value(dim), detail::bool_value(keepdim), detail::dtype_value(dtype)});
+}
+Tensor& mean_out(Tensor& out, const Tensor& a, IntArrayRef dim, bool keepdim,
+                 std::optional<DType> dtype) {
+  return detail::run_op_out(out, mean_op(), {&a},
+                            {detail::int_list_value(dim), detail::bool_value(keepdim), detail::dtype_value(dtype)});
+}
 Tensor Tensor::sum() const { return loom::sum(*this); }
 Tensor Tensor::sum(IntArrayRef dim, bool keepdim) const { return loom::sum(*this, dim, keepdim); }
 
@@ -285,6 +295,9 @@ Tensor any(const Tensor& a, std::optional<IntArrayRef> dim, bool keepdim) {
 }
 Tensor cumsum(const Tensor& a, int64_t dim, std::optional<DType> dtype) {
   return detail::run_op(cumsum_op(), {&a}, {int_value(dim), detail::dtype_value(dtype)});
+}
+Tensor& cumsum_out(Tensor& out, const Tensor& a, int64_t dim, std::optional<DType> dtype) {
+  return detail::run_op_out(out, cumsum_op(), {&a}, {int_value(dim), detail::dtype_value(dtype)});
 }
 Tensor cumprod(const Tensor& a, int64_t dim, std::optional<DType> dtype) {
   return detail::run_op(cumprod_op(), {&a}, {int_value(dim), detail::dtype_value(dtype)});

@@ -179,6 +179,9 @@ LoomValue optional_scalar(const std::optional<Scalar>& s) {
 
 #define LOOM_UNARY_FN(op, rule)                                                  \
   Tensor op(const Tensor& a) { return detail::run_op(op##_def(), {&a}); }        \
+  Tensor& op##_out(Tensor& out, const Tensor& a) {                               \
+    return detail::run_op_out(out, op##_def(), {&a});                            \
+  }                                                                              \
   Tensor Tensor::op() const { return loom::op(*this); }                          \
   Tensor& Tensor::op##_() {                                                      \
     detail::run_op(op##_inplace_def(), {this});                                  \
@@ -189,6 +192,9 @@ LOOM_UNARY_OPS(LOOM_UNARY_FN)
 
 #define LOOM_PREDICATE_FN(op)                                             \
   Tensor op(const Tensor& a) { return detail::run_op(op##_def(), {&a}); } \
+  Tensor& op##_out(Tensor& out, const Tensor& a) {                        \
+    return detail::run_op_out(out, op##_def(), {&a});                     \
+  }                                                                       \
   Tensor Tensor::op() const { return loom::op(*this); }
 LOOM_PREDICATE_OPS(LOOM_PREDICATE_FN)
 #undef LOOM_PREDICATE_FN

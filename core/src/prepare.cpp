@@ -150,10 +150,7 @@ void prepare_self_output(OpCall& call) {
 void prepare_inplace(OpCall& call) {
   const Tensor& self = *call.args[0];
   const DType t = result_type(call);
-  // torch.can_cast: no floating -> integer, no number -> bool.
-  const bool castable = !(is_floating_point(t) && !is_floating_point(self.dtype())) &&
-                        !(self.dtype() == DType::Bool && t != DType::Bool);
-  LOOM_CHECK(castable,
+  LOOM_CHECK(can_cast(t, self.dtype()),
              call.op->name(), ": result type ", name(t), " can't be cast to the output dtype ",
              name(self.dtype()));
   call.inputs.resize(call.args.size());

@@ -51,6 +51,19 @@ TensorImpl::TensorImpl(Storage storage, DType dtype, IntArrayRef sizes, IntArray
       dtype_(dtype),
       contiguous_(compute_contiguous(sizes, strides)) {}
 
+void TensorImpl::resize_contiguous(IntArrayRef sizes) {
+  const size_t needed =
+      static_cast<size_t>(storage_offset_ + shape_numel(sizes)) * itemsize(dtype_);
+  if (needed > storage_->nbytes()) {
+    storage_ = allocate_storage(device(), static_cast<size_t>(shape_numel(sizes)) * itemsize(dtype_));
+    storage_offset_ = 0;
+  }
+  sizes_ = DimVector(sizes);
+  strides_ = contiguous_strides(sizes);
+  numel_ = shape_numel(sizes);
+  contiguous_ = true;
+}
+
 LoomTensorDesc TensorImpl::desc() const {
   LoomTensorDesc d;
   d.struct_size = sizeof d;

@@ -28,6 +28,10 @@ void init(plugin::Registrar& r) {
   r.kernel("exp", "cpu", kernel<exp>, kFloatingMask);
   r.kernel("sum", "cpu", kernel<sum>, kAllMask);
   r.kernel("matmul", "cpu", kernel<matmul>, kMatmulMask);
+  // The core plans mm, bmm and dot exactly as matmul, and outer as a
+  // broadcast multiply: the same kernels serve them.
+  for (const char* op : {"mm", "bmm", "dot"}) r.kernel(op, "cpu", kernel<matmul>, kMatmulMask);
+  r.kernel("outer", "cpu", kernel<mul>, kAllMask);
   r.kernel("uniform_", "cpu", kernel<uniform_>, kFloatingMask);
   r.kernel("normal_", "cpu", kernel<normal_>, kFloatingMask);
   register_unary_kernels(r);

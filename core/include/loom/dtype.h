@@ -62,6 +62,13 @@ constexpr bool is_valid(int code) { return code >= 0 && code < kNumDTypes; }
 // category (bool < integer < floating).
 DType promote_types(DType a, DType b);
 
+// torch.can_cast: may a result of dtype `from` be stored in `to` (in-place
+// ops, out= arguments)? No floating -> integer, no number -> bool.
+constexpr bool can_cast(DType from, DType to) {
+  if (is_floating_point(from) && !is_floating_point(to)) return false;
+  return !(from != DType::Bool && to == DType::Bool);
+}
+
 // The dtype of floating results (true division, exp of integers): float32,
 // as torch.get_default_dtype().
 inline constexpr DType kDefaultFloat = DType::Float32;

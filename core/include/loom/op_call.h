@@ -60,6 +60,10 @@ struct OpCall {
   DType compute_dtype = DType::Float32;         // checked against kernel masks
   detail::SmallVector<Tensor, 2> temps;         // keeps casts alive
   DimVector list_storage;                       // backs a rewritten INT_LIST value
+  // out= arguments, one per output (nullptr: allocate as usual). dispatch
+  // resizes each to its output's shape, checks the dtype can hold the
+  // result, writes into it directly when the layout allows, else copies.
+  detail::SmallVector<Tensor*, 1> out_args;
 
   const Tensor& arg(size_t i) const { return *args[i]; }
   Tensor& result(size_t i = 0) { return outputs[i].result; }
@@ -94,7 +98,8 @@ struct OpCall {
   std::vector<std::unique_ptr<int64_t[]>> overflow_;
 };
 
-// Runs a call end to end; results are in call.outputs[i].result.
+// Runs a call end to end; results are in call.outputs[i].result (the
+// out_args tensors themselves where given).
 void dispatch(OpCall& call);
 
 // Runs the device kernel, composite or fallback of an already prepared call
@@ -111,6 +116,9 @@ void allocate_outputs(OpCall& call);
 LoomError* invoke_kernel(const KernelEntry& entry, OpCall& call);
 // The host's CPU fallback for a prepared call on a non-CPU device.
 void cpu_fallback(OpCall& call);
+// out= handling around run_prepared (core/src/out_args.cpp).
+void bind_out_args(OpCall& call);
+void finish_out_args(OpCall& call);
 }  // namespace detail
 
 // ---- helpers for prepare functions ------------------------------------------

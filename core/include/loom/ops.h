@@ -117,6 +117,54 @@ Tensor cumprod(const Tensor& a, int64_t dim, std::optional<DType> dtype = std::n
 // ---- linear algebra ------------------------------------------------------------------
 // torch.matmul: 1-D and 2-D operands, and batched N-D with broadcast batch dims.
 Tensor matmul(const Tensor& a, const Tensor& b);
+// The fixed-rank products take one dtype (no promotion), as PyTorch's do.
+Tensor mm(const Tensor& mat1, const Tensor& mat2);        // [n, k] x [k, m]
+Tensor bmm(const Tensor& batch1, const Tensor& batch2);   // [b, n, k] x [b, k, m]
+Tensor dot(const Tensor& a, const Tensor& b);             // 1-D . 1-D -> 0-d
+Tensor outer(const Tensor& a, const Tensor& b);           // [n] x [m] -> [n, m]; promotes
+// beta * self + alpha * (mat1 @ mat2); self broadcasts to the product. With
+// beta == 0 self is ignored (its NaNs do not propagate).
+Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, Scalar beta = 1,
+             Scalar alpha = 1);
+Tensor baddbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2, Scalar beta = 1,
+               Scalar alpha = 1);
+// input @ weight.T + bias (torch.nn.functional.linear): input [*, in],
+// weight [out, in] (or [in]), bias broadcastable to [*, out].
+Tensor linear(const Tensor& input, const Tensor& weight,
+              const std::optional<Tensor>& bias = std::nullopt);
+
+// ---- out= variants -------------------------------------------------------------------
+// `op_out(out, args...)` is torch.op(args..., out=out): `out` is resized to
+// the result's shape (its old contents and layout discarded when the shape
+// differs), must be on the inputs' device, and its dtype must be able to hold
+// the result (torch.can_cast); the result is cast into it. Returns `out`.
+#define LOOM_DECLARE_UNARY_OUT(op, ...) Tensor& op##_out(Tensor& out, const Tensor& a);
+LOOM_UNARY_OPS(LOOM_DECLARE_UNARY_OUT)
+LOOM_PREDICATE_OPS(LOOM_DECLARE_UNARY_OUT)
+#undef LOOM_DECLARE_UNARY_OUT
+#define LOOM_DECLARE_BINARY_OUT(op, ...) \
+  Tensor& op##_out(Tensor& out, const Tensor& a, const Tensor& b);
+LOOM_BINARY_OPS(LOOM_DECLARE_BINARY_OUT)
+#undef LOOM_DECLARE_BINARY_OUT
+Tensor& neg_out(Tensor& out, const Tensor& a);
+Tensor& relu_out(Tensor& out, const Tensor& a);
+Tensor& exp_out(Tensor& out, const Tensor& a);
+Tensor& add_out(Tensor& out, const Tensor& a, const Tensor& b, Scalar alpha = 1);
+Tensor& sub_out(Tensor& out, const Tensor& a, const Tensor& b, Scalar alpha = 1);
+Tensor& mul_out(Tensor& out, const Tensor& a, const Tensor& b);
+Tensor& div_out(Tensor& out, const Tensor& a, const Tensor& b,
+                const std::optional<std::string>& rounding_mode = std::nullopt);
+Tensor& where_out(Tensor& out, const Tensor& condition, const Tensor& a, const Tensor& b);
+Tensor& sum_out(Tensor& out, const Tensor& a, IntArrayRef dim, bool keepdim = false,
+                std::optional<DType> dtype = std::nullopt);
+Tensor& mean_out(Tensor& out, const Tensor& a, IntArrayRef dim, bool keepdim = false,
+                 std::optional<DType> dtype = std::nullopt);
+Tensor& cumsum_out(Tensor& out, const Tensor& a, int64_t dim, std::optional<DType> dtype = std::nullopt);
+Tensor& matmul_out(Tensor& out, const Tensor& a, const Tensor& b);
+Tensor& mm_out(Tensor& out, const Tensor& mat1, const Tensor& mat2);
+Tensor& bmm_out(Tensor& out, const Tensor& batch1, const Tensor& batch2);
+Tensor& addmm_out(Tensor& out, const Tensor& self, const Tensor& mat1, const Tensor& mat2,
+                  Scalar beta = 1, Scalar alpha = 1);
 
 // ---- operators -------------------------------------------------------------------------
 Tensor operator+(const Tensor& a, const Tensor& b);

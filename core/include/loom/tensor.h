@@ -48,6 +48,12 @@ class TensorImpl : public detail::RefCounted, public detail::Pooled<TensorImpl> 
   // Descriptor for a kernel; points into this impl (valid while it lives).
   LoomTensorDesc desc() const;
 
+  // Gives this tensor the shape `sizes`, row-major from its storage offset;
+  // takes a fresh storage when the old one is too small (contents then
+  // unspecified, as torch's resize_). Used for out= arguments: every handle
+  // to this impl sees the new shape, views of the old storage keep it.
+  void resize_contiguous(IntArrayRef sizes);
+
  private:
   Storage storage_;
   DimVector sizes_;
