@@ -53,4 +53,14 @@ void torch_sum_16M(benchmark::State& state) {
 }
 BENCHMARK(torch_sum_16M)->UseRealTime();
 
+void torch_sgemm(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  auto a = at::rand({n, n});
+  auto b = at::rand({n, n});
+  for (auto _ : state) benchmark::DoNotOptimize(at::mm(a, b));
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * n * n * n * 1e-9,
+                                                 benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(torch_sgemm)->Arg(1024)->Arg(2048)->UseRealTime();
+
 }  // namespace

@@ -223,36 +223,26 @@ Tensor finish_fused(Tensor product, const Tensor& self, const LoomValue& beta_v,
   return product;
 }
 
-void prepare_addmm(OpCall& call) {
+// addmm (Rank 2: mm) and baddbmm (Rank 3: bmm).
+template <int Rank>
+void prepare_add_product(OpCall& call) {
+  constexpr bool mat = Rank == 2;
+  const char* op = mat ? "addmm" : "baddbmm";
   const Tensor& self = call.arg(0);
-  const Tensor& m1 = call.arg(1);
-  const Tensor& m2 = call.arg(2);
-  check_mm("addmm", m1, m2);
-  check_same_dtype("addmm", {{"mat1", &m1}, {"mat2", &m2}, {"self", &self}});
-  LOOM_CHECK(m1.dtype() != DType::Bool, "addmm: bool tensors are not supported");
-  const int64_t shape[2] = {m1.size(0), m2.size(1)};
-  check_addend("addmm", self, IntArrayRef(shape, 2));
-  plan_fused(call, IntArrayRef(shape, 2));
+  const Tensor& x = call.arg(1);
+  const Tensor& y = call.arg(2);
+  mat ? check_mm(op, x, y) : check_bmm(op, x, y);
+  check_same_dtype(op, {{mat ? "mat1" : "batch1", &x}, {mat ? "mat2" : "batch2", &y}, {"self", &self}});
+  LOOM_CHECK(x.dtype() != DType::Bool, op, ": bool tensors are not supported");
+  DimVector shape(x.sizes());
+  shape.back() = y.size(-1);
+  check_addend(op, self, shape);
+  plan_fused(call, shape);
 }
-void addmm_composite(OpCall& call) {
-  call.outputs[0].result = finish_fused(mm(call.arg(1), call.arg(2)), call.arg(0),
-                                        call.values[0], call.values[1]);
-}
-
-void prepare_baddbmm(OpCall& call) {
-  const Tensor& self = call.arg(0);
-  const Tensor& b1 = call.arg(1);
-  const Tensor& b2 = call.arg(2);
-  check_bmm("baddbmm", b1, b2);
-  check_same_dtype("baddbmm", {{"batch1", &b1}, {"batch2", &b2}, {"self", &self}});
-  LOOM_CHECK(b1.dtype() != DType::Bool, "baddbmm: bool tensors are not supported");
-  const int64_t shape[3] = {b1.size(0), b1.size(1), b2.size(2)};
-  check_addend("baddbmm", self, IntArrayRef(shape, 3));
-  plan_fused(call, IntArrayRef(shape, 3));
-}
-void baddbmm_composite(OpCall& call) {
-  call.outputs[0].result = finish_fused(bmm(call.arg(1), call.arg(2)), call.arg(0),
-                                        call.values[0], call.values[1]);
+template <int Rank>
+void add_product_composite(OpCall& call) {
+  Tensor product = Rank == 2 ? mm(call.arg(1), call.arg(2)) : bmm(call.arg(1), call.arg(2));
+  call.outputs[0].result = finish_fused(std::move(product), call.arg(0), call.values[0], call.values[1]);
 }
 
 // linear(input, weight, bias): input [*, in], weight [out, in] or [in],
@@ -306,10 +296,10 @@ LOOM_CORE_OP(dot_op, "dot(Tensor self, Tensor tensor) -> Tensor", prepare_dot, p
 LOOM_CORE_OP(outer_op, "outer(Tensor self, Tensor vec2) -> Tensor", prepare_outer, outer_via_mul)
 LOOM_CORE_OP(addmm_op,
              "addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
-             prepare_addmm, addmm_composite)
+             prepare_add_product<2>, add_product_composite<2>)
 LOOM_CORE_OP(baddbmm_op,
              "baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
-             prepare_baddbmm, baddbmm_composite)
+             prepare_add_product<3>, add_product_composite<3>)
 LOOM_CORE_OP(linear_op, "linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
              prepare_linear, linear_composite)
 
