@@ -193,12 +193,7 @@ struct Lerp {
 
 template <template <class> class Op, DTypes Set>
 void binary_op(const LoomKernelCall& c, const char* name) {
-  expect_arity(c, name, 2, 1);
-  const LoomTensorDesc& out = c.outputs[0];
-  const LoomTensorDesc& a = c.inputs[0];
-  const LoomTensorDesc& b = c.inputs[1];
-  expect_like(a, out, name);
-  expect_like(b, out, name);
+  const auto [out, a, b] = binary_args(c, name);
   dispatch<Set>(out.dtype, name, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (!is_float<T> && requires { Op<T>::kInvalid; }) {

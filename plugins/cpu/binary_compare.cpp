@@ -68,12 +68,7 @@ struct BitXor {
 // logical ops); otherwise it must be bool.
 template <class P, bool SameDtypeOut>
 void predicate_op(const LoomKernelCall& c, const char* name) {
-  expect_arity(c, name, 2, 1);
-  const LoomTensorDesc& out = c.outputs[0];
-  const LoomTensorDesc& a = c.inputs[0];
-  const LoomTensorDesc& b = c.inputs[1];
-  expect_like(a, out, name, /*same_dtype=*/false);
-  expect_like(b, a, name);
+  const auto [out, a, b] = binary_args(c, name, /*same_dtype=*/false);
   const bool bool_out = out.dtype == LOOM_DTYPE_BOOL;
   if (!bool_out && !(SameDtypeOut && out.dtype == a.dtype)) [[unlikely]]
     fail(LOOM_STATUS_INVALID_ARGUMENT, "cpu %s: the output must be bool%s, got %s", name,
@@ -89,12 +84,7 @@ void predicate_op(const LoomKernelCall& c, const char* name) {
 
 template <class F>
 void bitwise_op(const LoomKernelCall& c, const char* name) {
-  expect_arity(c, name, 2, 1);
-  const LoomTensorDesc& out = c.outputs[0];
-  const LoomTensorDesc& a = c.inputs[0];
-  const LoomTensorDesc& b = c.inputs[1];
-  expect_like(a, out, name);
-  expect_like(b, out, name);
+  const auto [out, a, b] = binary_args(c, name);
   dispatch<DTypes::All>(out.dtype, name, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (plugin::is_floating_v<T>) fail_dtype(name, out.dtype);

@@ -52,6 +52,22 @@ inline void expect_like(const LoomTensorDesc& t, const LoomTensorDesc& ref, cons
          op, t.ndim, ref.ndim, plugin::dtype_name(t.dtype), plugin::dtype_name(ref.dtype));
 }
 
+// The operands of a binary elementwise kernel, after the checks every one
+// makes: two inputs, one output, each input shaped (and, unless
+// `same_dtype` is false, typed) like the output.
+struct BinaryArgs {
+  const LoomTensorDesc& out;
+  const LoomTensorDesc& a;
+  const LoomTensorDesc& b;
+};
+inline BinaryArgs binary_args(const LoomKernelCall& c, const char* op, bool same_dtype = true) {
+  expect_arity(c, op, 2, 1);
+  const LoomTensorDesc& out = c.outputs[0];
+  expect_like(c.inputs[0], out, op, same_dtype);
+  expect_like(c.inputs[1], same_dtype ? out : c.inputs[0], op);
+  return {out, c.inputs[0], c.inputs[1]};
+}
+
 // True when every descriptor is contiguous (they share one shape).
 template <class... D>
 inline bool all_contiguous(const D&... t) {

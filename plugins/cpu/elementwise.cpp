@@ -83,13 +83,8 @@ struct Exp {
 
 template <template <class> class Op, DTypes Set, bool HasAlpha>
 void binary_kernel(const LoomKernelCall& c, const char* name) {
-  expect_arity(c, name, 2, 1);
+  const auto [out, a, b] = binary_args(c, name);
   if constexpr (HasAlpha) expect_values(c, name, 1);
-  const LoomTensorDesc& out = c.outputs[0];
-  const LoomTensorDesc& a = c.inputs[0];
-  const LoomTensorDesc& b = c.inputs[1];
-  expect_like(a, out, name);
-  expect_like(b, out, name);
   dispatch<Set>(out.dtype, name, [&](auto tag) {
     using T = decltype(tag);
     Op<T> op{};
