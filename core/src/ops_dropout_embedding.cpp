@@ -1,7 +1,9 @@
-// ops_dropout_embedding.cpp — dropout (a composite over uniform_, so it uses
-// the default generator and manual_seed reproduces it) and embedding (an op
-// with a kernel: rows of weight gathered by integer indices).
+// ops_dropout_embedding.cpp — dropout and embedding, both catalog ops with
+// CPU kernels. dropout draws from the default generator (manual_seed
+// reproduces it); its composite draws the very same numbers through uniform_,
+// so every device gives the same mask.
 #include "core_op.h"
+#include "random_state.h"
 
 #include <loom/error.h>
 #include <loom/ops.h>
@@ -39,15 +41,60 @@ void prepare_embedding(OpCall& call) {
   plan.sizes.push_back(weight.size(1));
 }
 
+// values: [0] FLOAT p in [0, 1) (the early returns are handled before
+// dispatch), [1] BOOL train (always true here), [2] generator -> INT_LIST
+// {seed, offset}.
+void prepare_dropout(OpCall& call) {
+  const Tensor& input = call.arg(0);
+  LOOM_CHECK(input.is_floating_point(), "dropout: expected a floating point input, got ",
+             name(input.dtype()));
+  auto [seed, first] = detail::take_random_counters(input.numel());
+  call.list_storage = {static_cast<int64_t>(seed), static_cast<int64_t>(first)};
+  call.values[2] = detail::int_list_value(call.list_storage);
+  call.inputs.resize(1);
+  call.inputs[0].tensor = input.impl();
+  call.compute_dtype = input.dtype();
+  auto& plan = call.outputs.emplace_back();
+  plan.dtype = input.dtype();
+  plan.sizes = DimVector(input.sizes());
+}
+
+// Without a kernel: u = uniform_ with the counters prepare reserved, then
+// where(u < 1 - p, input / (1 - p), 0). u is float32 (float64 for float64
+// inputs) so the keep probability is not limited by 16-bit resolution.
+void dropout_composite(OpCall& call) {
+  const Tensor& input = call.arg(0);
+  const double p = call.values[0].u.f;
+  const DType udt = input.dtype() == DType::Float64 ? DType::Float64 : DType::Float32;
+  Tensor u = empty(input.sizes(), udt, input.device());
+  OpCall draw(Dispatcher::instance().op("uniform_"));
+  draw.device = u.device();
+  draw.args.push_back(&u);
+  draw.values.push_back(detail::float_value(0.0));
+  draw.values.push_back(detail::float_value(1.0));
+  draw.values.push_back(call.values[2]);  // the reserved {seed, offset}
+  prepare_self_output(draw);
+  run_prepared(draw);
+  // 0-d tensors of the compute dtypes rather than C++ numbers: a wrapped
+  // double is stored as float32 (Scalar::default_dtype), which would round
+  // 1 - p and the scale for float64 inputs.
+  const Tensor keep = full({}, 1.0 - p, udt, input.device());
+  const Tensor scale = full({}, 1.0 / (1.0 - p), input.dtype(), input.device());
+  call.outputs[0].result = where(lt(u, keep), mul(input, scale), 0.0);
+}
+
+LOOM_CORE_OP(dropout_op,
+             "dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor",
+             prepare_dropout, dropout_composite)
+
 LOOM_CORE_OP(embedding_op, "embedding(Tensor weight, Tensor indices, int? padding_idx=None) -> Tensor",
              prepare_embedding, nullptr)
 
 }  // namespace
 
 // PyTorch draws a Bernoulli(1 - p) mask, divides it by 1 - p and multiplies;
-// here a uniform draw u keeps an element when u < 1 - p, in float32 (float64
-// for float64 inputs) so the keep probability is not limited by 16-bit
-// resolution.
+// here element i is kept when the i-th uniform draw is < 1 - p, in one pass
+// where a kernel exists.
 Tensor dropout(const Tensor& input, double p, bool training) {
   check_dropout_p(p);
   if (!training || p == 0 || input.numel() == 0) return input;
@@ -55,10 +102,8 @@ Tensor dropout(const Tensor& input, double p, bool training) {
              name(input.dtype()));
   // As PyTorch: input * 0, so NaN and inf stay NaN.
   if (p == 1) return input * 0.0;
-  const DType udt = input.dtype() == DType::Float64 ? DType::Float64 : DType::Float32;
-  Tensor u = empty(input.sizes(), udt, input.device());
-  u.uniform_();
-  return where(lt(u, 1.0 - p), input * (1.0 / (1.0 - p)), 0.0);
+  return detail::run_op(dropout_op(), {&input},
+                        {detail::float_value(p), detail::bool_value(true), detail::none_value()});
 }
 
 Tensor& dropout_(Tensor& input, double p, bool training) {

@@ -50,6 +50,15 @@ Tensor weight_like(const char* op, const char* arg, const Tensor& w, IntArrayRef
   return w.to(dtype);
 }
 
+// A C++ number as PyTorch wraps a Python float: a 0-d float64 wrapped
+// number, so it never changes the result dtype but is not rounded to
+// float32 first (operator*(Tensor, Scalar) stores doubles as float32).
+Tensor num(double v, Device device) {
+  Tensor t = full({}, v, DType::Float64, device);
+  t.impl()->set_wrapped_number(true);
+  return t;
+}
+
 }  // namespace
 
 Tensor mse_loss(const Tensor& input, const Tensor& target, const std::string& reduction) {
@@ -82,7 +91,10 @@ Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, const std::stri
   const Tensor ad = abs(d);
   if (beta == 0) return reduce(ad, r);  // PyTorch: beta = 0 is exactly l1_loss
   // 0.5 d^2 / beta below beta, |d| - beta / 2 above.
-  return reduce(where(lt(ad, beta), square(d) * (0.5 / beta), ad - 0.5 * beta), r);
+  const Device dev = d.device();
+  return reduce(where(lt(ad, num(beta, dev)), mul(square(d), num(0.5 / beta, dev)),
+                      sub(ad, num(0.5 * beta, dev))),
+                r);
 }
 
 Tensor huber_loss(const Tensor& input, const Tensor& target, const std::string& reduction,
@@ -94,7 +106,10 @@ Tensor huber_loss(const Tensor& input, const Tensor& target, const std::string& 
   require_floating(op, input, target, t);
   const Tensor d = sub(input, target);
   const Tensor ad = abs(d);
-  return reduce(where(lt(ad, delta), square(d) * 0.5, (ad - 0.5 * delta) * delta), r);
+  const Device dev = d.device();
+  return reduce(where(lt(ad, num(delta, dev)), square(d) * 0.5,
+                      mul(sub(ad, num(0.5 * delta, dev)), num(delta, dev))),
+                r);
 }
 
 Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight,

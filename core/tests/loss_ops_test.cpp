@@ -59,6 +59,14 @@ TEST_CASE("mse, l1, smooth_l1 and huber match torch and a naive loop", "[loss]")
   check_close(vals(loom::smooth_l1_loss(xs(), ys(), "none", 2.0)), naive(sl1(2.0)));
   check_close({loom::smooth_l1_loss(xs(), ys(), "mean", 0.25).item<double>()},
               {total(naive(sl1(0.25))) / 6});
+  // Betas and deltas that float32 cannot hold are not rounded to float32 for
+  // float64 inputs (|d| = 0.3 sits exactly on beta = 0.3 here).
+  auto x3 = loom::from_vector<double>({0.3, 1.0, 0.1}, {3});
+  auto y3 = loom::zeros({3}, DType::Float64);
+  check_close(vals(loom::smooth_l1_loss(x3, y3, "none", 0.3)),
+              {0.3 - 0.15, 1.0 - 0.15, 0.5 * 0.1 * 0.1 / 0.3});
+  check_close(vals(loom::huber_loss(x3, y3, "none", 0.3)),
+              {0.3 * (0.3 - 0.15), 0.3 * (1.0 - 0.15), 0.5 * 0.1 * 0.1});
   // beta = 0 is l1.
   check_close(vals(loom::smooth_l1_loss(xs(), ys(), "none", 0.0)),
               naive([](double x, double y) { return std::abs(x - y); }));

@@ -1,4 +1,4 @@
-// The nn_misc family's CPU kernels (pad, embedding), registered together by
+// The nn_misc family's CPU kernels (pad, embedding, dropout), registered together by
 // register_nn_misc_kernels (pad_kernels.cpp).
 #pragma once
 
@@ -10,5 +10,7 @@ namespace loom::cpu {
 void pad(const LoomKernelCall& c);
 // embedding_kernels.cpp: gathers rows of weight by int32/int64 indices.
 void embedding(const LoomKernelCall& c);
+// dropout_kernels.cpp: the uniform draw, the keep test and the scaling in one pass.
+void dropout(const LoomKernelCall& c);
 
 }  // namespace loom::cpu

@@ -172,6 +172,7 @@ void register_nn_misc_kernels(plugin::Registrar& r) {
   using plugin::kernel;
   r.kernel("pad", "cpu", kernel<pad>, kAllMask);
   r.kernel("embedding", "cpu", kernel<embedding>, kAllMask);
+  r.kernel("dropout", "cpu", kernel<dropout>, kFloatingMask);
 }
 
 }  // namespace loom::cpu

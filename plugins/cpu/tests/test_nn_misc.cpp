@@ -1,10 +1,13 @@
-// The pad and embedding kernels against naive loops: every dtype, strided
+// The pad, embedding and dropout kernels against naive loops: every dtype, strided
 // inputs and outputs, large shapes that take the parallel path, and the
 // kernel's own argument checks.
 #include <catch2/catch.hpp>
 
 #include "test_support.hpp"
 
+#include <loom/plugin/philox.hpp>
+
+#include <cmath>
 #include <cstring>
 
 using namespace loom_test;
@@ -176,4 +179,47 @@ TEST_CASE("embedding kernel: large gather and bad indices", "[nn_misc]") {
                   {LoomValue{}}) == LOOM_STATUS_INVALID_ARGUMENT);
   CHECK(status_of("embedding", {w.desc(), idx.desc()}, {make(LOOM_DTYPE_FLOAT32, {5000, 63}).desc()},
                   {LoomValue{}}) == LOOM_STATUS_INVALID_ARGUMENT);
+}
+
+TEST_CASE("dropout kernel: the uniform_ draw of each element decides, any strides", "[nn_misc]") {
+  namespace lp = loom::plugin;
+  const uint64_t seed = 1234567, offset = 99;
+  for (int32_t dt : {LOOM_DTYPE_FLOAT16, LOOM_DTYPE_BFLOAT16, LOOM_DTYPE_FLOAT32, LOOM_DTYPE_FLOAT64}) {
+    INFO("dtype " << dt);
+    Tensor base = make(dt, {70, 300});
+    fill_pattern(base, 3);
+    Tensor in = transpose(base, 0, 1);  // [300, 70], strided; 21000 elements: parallel
+    Tensor out = make(dt, {300, 70});
+    const double p = 0.3;
+    run("dropout", {in.desc()}, {out.desc()},
+        {float_value(p), bool_value(true),
+         int_list_value({static_cast<int64_t>(seed), static_cast<int64_t>(offset)})});
+    Tensor scale_t = make(dt, {});
+    set(scale_t, {}, 1.0L / 0.7L);
+    const long double scale = get(scale_t, {});
+    uint64_t index = 0;
+    int64_t bad = 0, kept = 0;
+    for_each_index(out.shape, [&](const std::vector<int64_t>& i) {
+      const auto blk = lp::philox_for_element(seed, offset, index++);
+      const bool keep = dt == LOOM_DTYPE_FLOAT64 ? lp::uniform_sample_f64(blk, 0, 1) < 0.7
+                                                 : lp::uniform_sample_f32(blk, 0, 1) < 0.7f;
+      kept += keep;
+      Tensor want = make(dt, {});
+      set(want, {}, keep ? get(in, i) * scale : 0);  // product rounded to the dtype
+      if (get(out, i) != get(want, {}) && bad++ < 5) FAIL_CHECK("mismatch");
+    });
+    CHECK(bad == 0);
+    CHECK(std::abs(kept - 14700) < 400);  // 21000 draws at 0.7: ~6 standard deviations
+  }
+  Tensor in = make(LOOM_DTYPE_FLOAT32, {4});
+  Tensor out = make(LOOM_DTYPE_FLOAT32, {4});
+  CHECK(status_of("dropout", {in.desc()}, {out.desc()},
+                  {float_value(1.0), bool_value(true), int_list_value({1, 0})}) ==
+        LOOM_STATUS_INVALID_ARGUMENT);  // p = 1 is the core's job (input * 0)
+  CHECK(status_of("dropout", {in.desc()}, {out.desc()}, {float_value(0.5), bool_value(true), LoomValue{}}) ==
+        LOOM_STATUS_INVALID_ARGUMENT);
+  Tensor iin = make(LOOM_DTYPE_INT32, {4});
+  Tensor iout = make(LOOM_DTYPE_INT32, {4});
+  CHECK(status_of("dropout", {iin.desc()}, {iout.desc()},
+                  {float_value(0.5), bool_value(true), int_list_value({1, 0})}) != LOOM_STATUS_OK);
 }

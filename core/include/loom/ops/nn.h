@@ -15,9 +15,10 @@ namespace loom {
 
 // Zeroes each element with probability p and scales the rest by 1/(1-p)
 // (torch.nn.functional.dropout). The mask comes from loom's default
-// generator, so manual_seed makes it reproducible. training=false, p = 0 or
-// an empty input return `input` itself; p = 1 gives zeros. p outside [0, 1]
-// and non-floating inputs are errors.
+// generator, so manual_seed makes it reproducible, with the same mask on
+// every device. training=false, p = 0 or an empty input return `input`
+// itself; p = 1 gives input * 0 (zeros; NaN stays NaN, as PyTorch). p
+// outside [0, 1] and non-floating inputs are errors.
 Tensor dropout(const Tensor& input, double p = 0.5, bool training = true);
 // In place: `input` becomes dropout(input, p, training); returns it.
 Tensor& dropout_(Tensor& input, double p = 0.5, bool training = true);
