@@ -4,6 +4,7 @@
 // counter offset + i, so the numbers depend only on the seed and the order
 // of calls, never on the device, strides or threads.
 #include "core_op.h"
+#include "random_state.h"
 
 #include <loom/error.h>
 #include <loom/ops.h>
@@ -59,6 +60,10 @@ LOOM_CORE_OP(normal_op,
              prepare_random, nullptr)
 
 }  // namespace
+
+std::pair<uint64_t, uint64_t> detail::take_random_counters(int64_t n) {
+  return default_generator().take(n);
+}
 
 void manual_seed(uint64_t seed) {
   auto& g = default_generator();

@@ -40,6 +40,9 @@ void register_reduce_kernels(plugin::Registrar& r);  // the other reductions and
 // matmul.cpp (dispatch, own loop) and matmul_onednn.cpp (oneDNN path)
 void matmul(const LoomKernelCall& c);
 
+// pad_kernels.cpp, embedding_kernels.cpp, dropout_kernels.cpp (nn_misc_kernels.hpp)
+void register_nn_misc_kernels(plugin::Registrar& r);
+
 // random.cpp
 void uniform_(const LoomKernelCall& c);
 void normal_(const LoomKernelCall& c);

@@ -37,6 +37,7 @@ void init(plugin::Registrar& r) {
   register_unary_kernels(r);
   register_binary_kernels(r);
   register_reduce_kernels(r);
+  register_nn_misc_kernels(r);
 }
 
 }  // namespace

@@ -1,0 +1,125 @@
+// ops_dropout_embedding.cpp — dropout and embedding, both catalog ops with
+// CPU kernels. dropout draws from the default generator (manual_seed
+// reproduces it); its composite draws the very same numbers through uniform_,
+// so every device gives the same mask.
+#include "core_op.h"
+#include "random_state.h"
+
+#include <loom/error.h>
+#include <loom/ops.h>
+
+namespace loom {
+namespace {
+
+void check_dropout_p(double p) {
+  LOOM_CHECK(p >= 0 && p <= 1, "dropout: probability has to be between 0 and 1, but got ", p);
+}
+
+// values: [0] padding_idx (INT or NONE), passed through; the forward pass
+// does not use it.
+void prepare_embedding(OpCall& call) {
+  const Tensor& weight = call.arg(0);
+  const Tensor& indices = call.arg(1);
+  LOOM_CHECK(weight.dim() == 2, "embedding: 'weight' must be 2-D [num_embeddings, embedding_dim], got ",
+             weight.dim(), "-D of shape ", shape_str(weight.sizes()));
+  LOOM_CHECK(indices.dtype() == DType::Int64 || indices.dtype() == DType::Int32,
+             "embedding: expected 'indices' of dtype int64 or int32, got ", name(indices.dtype()));
+  const int64_t n = weight.size(0);
+  if (call.values[0].kind != LOOM_VALUE_NONE) {
+    const int64_t pad = call.values[0].u.i;
+    LOOM_CHECK(pad >= -n && pad < n, "embedding: padding_idx ", pad,
+               " must be within num_embeddings ", n, " (expected [", -n, ", ", n - 1, "])");
+    call.values[0].u.i = pad < 0 ? pad + n : pad;
+  }
+  call.inputs.resize(2);
+  call.inputs[0].tensor = weight.impl();
+  call.inputs[1].tensor = indices.impl();
+  call.compute_dtype = weight.dtype();
+  auto& plan = call.outputs.emplace_back();
+  plan.dtype = weight.dtype();
+  plan.sizes = DimVector(indices.sizes());
+  plan.sizes.push_back(weight.size(1));
+}
+
+// values: [0] FLOAT p in [0, 1) (the early returns are handled before
+// dispatch), [1] BOOL train (always true here), [2] generator -> INT_LIST
+// {seed, offset}.
+void prepare_dropout(OpCall& call) {
+  const Tensor& input = call.arg(0);
+  LOOM_CHECK(input.is_floating_point(), "dropout: expected a floating point input, got ",
+             name(input.dtype()));
+  auto [seed, first] = detail::take_random_counters(input.numel());
+  call.list_storage = {static_cast<int64_t>(seed), static_cast<int64_t>(first)};
+  call.values[2] = detail::int_list_value(call.list_storage);
+  call.inputs.resize(1);
+  call.inputs[0].tensor = input.impl();
+  call.compute_dtype = input.dtype();
+  auto& plan = call.outputs.emplace_back();
+  plan.dtype = input.dtype();
+  plan.sizes = DimVector(input.sizes());
+}
+
+// Without a kernel: u = uniform_ with the counters prepare reserved, then
+// where(u < 1 - p, input / (1 - p), 0). u is float32 (float64 for float64
+// inputs) so the keep probability is not limited by 16-bit resolution.
+void dropout_composite(OpCall& call) {
+  const Tensor& input = call.arg(0);
+  const double p = call.values[0].u.f;
+  const DType udt = input.dtype() == DType::Float64 ? DType::Float64 : DType::Float32;
+  Tensor u = empty(input.sizes(), udt, input.device());
+  OpCall draw(Dispatcher::instance().op("uniform_"));
+  draw.device = u.device();
+  draw.args.push_back(&u);
+  draw.values.push_back(detail::float_value(0.0));
+  draw.values.push_back(detail::float_value(1.0));
+  draw.values.push_back(call.values[2]);  // the reserved {seed, offset}
+  prepare_self_output(draw);
+  run_prepared(draw);
+  // 0-d tensors of the compute dtypes rather than C++ numbers: a wrapped
+  // double is stored as float32 (Scalar::default_dtype), which would round
+  // 1 - p and the scale for float64 inputs.
+  const Tensor keep = full({}, 1.0 - p, udt, input.device());
+  const Tensor scale = full({}, 1.0 / (1.0 - p), input.dtype(), input.device());
+  call.outputs[0].result = where(lt(u, keep), mul(input, scale), 0.0);
+}
+
+LOOM_CORE_OP(dropout_op,
+             "dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor",
+             prepare_dropout, dropout_composite)
+
+LOOM_CORE_OP(embedding_op, "embedding(Tensor weight, Tensor indices, int? padding_idx=None) -> Tensor",
+             prepare_embedding, nullptr)
+
+}  // namespace
+
+// PyTorch draws a Bernoulli(1 - p) mask, divides it by 1 - p and multiplies;
+// here element i is kept when the i-th uniform draw is < 1 - p, in one pass
+// where a kernel exists.
+Tensor dropout(const Tensor& input, double p, bool training) {
+  check_dropout_p(p);
+  if (!training || p == 0 || input.numel() == 0) return input;
+  LOOM_CHECK(input.is_floating_point(), "dropout: expected a floating point input, got ",
+             name(input.dtype()));
+  // As PyTorch: input * 0, so NaN and inf stay NaN.
+  if (p == 1) return input * 0.0;
+  return detail::run_op(dropout_op(), {&input},
+                        {detail::float_value(p), detail::bool_value(true), detail::none_value()});
+}
+
+Tensor& dropout_(Tensor& input, double p, bool training) {
+  check_dropout_p(p);
+  if (!training || p == 0 || input.numel() == 0) return input;
+  input.copy_(dropout(input, p, training));
+  return input;
+}
+
+Tensor embedding(const Tensor& weight, const Tensor& indices, std::optional<int64_t> padding_idx) {
+  LoomValue pad{};
+  if (padding_idx) {
+    pad.kind = LOOM_VALUE_INT;
+    pad.u.i = *padding_idx;
+  }
+  return detail::run_op(embedding_op(), {&weight, &indices}, {pad});
+}
+
+}  // namespace loom
