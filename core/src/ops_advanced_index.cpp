@@ -48,9 +48,10 @@ Tensor permuted(const Tensor& t, const std::vector<int64_t>& perm) {
   return t.as_strided(sizes, strides);
 }
 
-// The bound-checked, wrapped int64 index for dim `d` of size `size`.
-Tensor checked_index(const char* op, const Tensor& idx, int64_t d, int64_t size) {
-  Tensor t = idx.to(DType::Int64);
+// The bound-checked, wrapped int64 index for dim `d` of size `size`, on
+// self's device (indices may live elsewhere, as in PyTorch).
+Tensor checked_index(const char* op, const Tensor& idx, int64_t d, int64_t size, Device device) {
+  Tensor t = idx.to(device, DType::Int64);
   if (t.numel() == 0) return t;
   const int64_t hi = amax(t).item<int64_t>();
   const int64_t lo = amin(t).item<int64_t>();
@@ -99,7 +100,7 @@ Plan make_plan(const char* op, const Tensor& self, const TensorIndices& indices)
   if (p.adv.empty()) return p;
   for (int64_t d : p.adv) {
     const int64_t size = self.sizes()[static_cast<size_t>(d)];
-    Tensor t = checked_index(op, *per_dim[static_cast<size_t>(d)], d, size);
+    Tensor t = checked_index(op, *per_dim[static_cast<size_t>(d)], d, size, self.device());
     p.linear = p.linear.defined() ? p.linear * Scalar(size) + t : t;
   }
   p.linear = p.linear.expand(p.index_shape);

@@ -292,6 +292,9 @@ TEST_CASE("indexing runs on sim through the fallback", "[indexing]") {
   auto r = loom::index(a, {ix({2, 0}).to(sim)});
   CHECK(r.device() == sim);
   CHECK(vals(r.cpu()) == F64{8, 9, 10, 11, 0, 1, 2, 3});
+  auto cpu_idx = loom::index(a, {std::nullopt, ix({-1})});  // CPU indices for a sim tensor
+  CHECK(cpu_idx.device() == sim);
+  CHECK(vals(cpu_idx.cpu()) == F64{3, 7, 11});
   auto m = loom::masked_fill(a, loom::gt(a, 5.0), 0);
   CHECK(loom::sum(m).cpu().item<float>() == 15.0f);
 }

@@ -18,6 +18,7 @@
 #include <loom/plugin/strided.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 namespace loom::cpu {
@@ -119,6 +120,18 @@ void gather_kernel(const LoomKernelCall& c) {
 
 enum class Combine { Assign, Add };
 
+// dst[k] = src[k] or dst[k] += a * src[k] over contiguous rows (vectorises).
+template <Combine C, class T, class Acc>
+void update_row(T* dst, const T* src, int64_t n, Acc a, bool scaled) {
+  if constexpr (C == Combine::Assign) {
+    std::memmove(dst, src, static_cast<size_t>(n) * sizeof(T));
+  } else if (scaled) {
+    for (int64_t k = 0; k < n; ++k) dst[k] = narrow<T>(static_cast<Acc>(widen(dst[k]) + static_cast<Acc>(widen(src[k]) * a)));
+  } else {
+    for (int64_t k = 0; k < n; ++k) dst[k] = narrow<T>(static_cast<Acc>(widen(dst[k]) + widen(src[k])));
+  }
+}
+
 template <Combine C, class T, class I>
 void scatter_typed(const LoomTensorDesc& self, const LoomTensorDesc& index, const LoomTensorDesc& src,
                    int32_t dim, const LoomValue* alpha, BadIndex& bad) {
@@ -157,9 +170,10 @@ void scatter_typed(const LoomTensorDesc& self, const LoomTensorDesc& index, cons
       dst = narrow<T>(static_cast<Acc>(widen(dst) + x));
     }
   };
-  // Long kept runs: walk `dim` outside so the inner loop runs along a run;
-  // short ones: walk `dim` inside each kept position.
-  const bool dim_outer = it.inner_size() >= 16;
+  // Walk `dim` outside (the inner loop then runs along a kept run) when the
+  // runs are long and more contiguous than `dim` itself; else walk `dim`
+  // inside each kept position.
+  const bool dim_outer = it.inner_size() >= 16 && std::abs(si) + std::abs(sv) <= std::abs(id) + std::abs(vd);
   const int64_t grain = std::max<int64_t>(1, kParallelGrain / len);
   parallel_for(kept, grain, [&](int64_t b, int64_t e) {
     if (dim_outer) {
@@ -168,6 +182,16 @@ void scatter_typed(const LoomTensorDesc& self, const LoomTensorDesc& index, cons
           T* s = ps + off[0];
           const I* ix = pi + off[1] + j * id;
           const T* v = pv + off[2] + j * vd;
+          if (si == 0) {  // one index for the run (index_add_): a row update
+            const int64_t i = static_cast<int64_t>(ix[0]);
+            if (!in_bounds(i, size)) [[unlikely]]
+              return bad.record(i);
+            T* row = s + i * sd;
+            if (ss == 1 && sv == 1) update_row<C>(row, v, cnt, a, scaled);
+            else
+              for (int64_t k = 0; k < cnt; ++k) apply(row[k * ss], v[k * sv]);
+            return;
+          }
           for (int64_t k = 0; k < cnt; ++k) {
             const int64_t i = static_cast<int64_t>(ix[k * si]);
             if (!in_bounds(i, size)) [[unlikely]] {
