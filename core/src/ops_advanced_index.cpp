@@ -29,7 +29,8 @@ struct Plan {
   Tensor linear;             // int64, the broadcast index shape: row-major index into the advanced dims
   DimVector index_shape;     // that broadcast shape
   bool adjacent = true;
-  Tensor src;                // self, advanced dims moved to the front when not adjacent
+  Tensor base;               // self, with a size-1 dim for each 0-d mask
+  Tensor src;                // base, advanced dims moved to the front when not adjacent
   int64_t axis = 0;          // where the merged dim sits in `src`'s merged form
 };
 
@@ -60,8 +61,11 @@ Tensor checked_index(const char* op, const Tensor& idx, int64_t d, int64_t size,
   return lo < 0 ? remainder(t, Scalar(size)) : t;
 }
 
-Plan make_plan(const char* op, const Tensor& self, const TensorIndices& indices) {
-  const int64_t nd = self.dim();
+Plan make_plan(const char* op, const Tensor& self_in, const TensorIndices& indices) {
+  // A 0-d mask adds a dim of size 1 (kept when true, emptied when false), so
+  // `self` may grow by views of self_in.
+  Tensor self = self_in;
+  int64_t nd = self.dim();
   std::vector<std::optional<Tensor>> per_dim(static_cast<size_t>(nd));
   int64_t pos = 0;
   for (size_t i = 0; i < indices.size(); ++i) {
@@ -72,8 +76,15 @@ Plan make_plan(const char* op, const Tensor& self, const TensorIndices& indices)
     }
     const Tensor& e = *indices[i];
     const DType t = e.dtype();
+    if ((t == DType::Bool || t == DType::UInt8) && e.dim() == 0) {
+      LOOM_CHECK(pos <= nd, op, ": too many indices for a ", self_in.dim(), "-d tensor (", indices.size(), " given)");
+      self = self.unsqueeze(pos);
+      ++nd;
+      per_dim.insert(per_dim.begin() + pos, nonzero(e.reshape({1})).select(1, 0));
+      ++pos;
+      continue;
+    }
     if (t == DType::Bool || t == DType::UInt8) {
-      LOOM_CHECK(e.dim() > 0, op, ": a 0-d mask (indices[", i, "]) is not supported");
       LOOM_CHECK(pos + e.dim() <= nd, op, ": too many indices for a ", nd, "-d tensor (the mask indices[", i,
                  "] has ", e.dim(), " dimensions)");
       for (int64_t k = 0; k < e.dim(); ++k)
@@ -105,6 +116,7 @@ Plan make_plan(const char* op, const Tensor& self, const TensorIndices& indices)
   }
   p.linear = p.linear.expand(p.index_shape);
   p.adjacent = p.adv.back() - p.adv.front() + 1 == static_cast<int64_t>(p.adv.size());
+  p.base = self;
   if (p.adjacent) {
     p.src = self;
     p.axis = p.adv.front();

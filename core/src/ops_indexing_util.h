@@ -34,8 +34,15 @@ inline Operand index_along(OpCall& call, const Tensor& index, IntArrayRef shape,
   return o;
 }
 
-// The in-place op's output is self (read as [1] when 0-d).
+// The in-place op's output is self (read as [1] when 0-d). As PyTorch, a
+// self with several elements at one address (an expanded tensor) is
+// refused: the kernels' parallel writes assume distinct positions are
+// distinct memory.
 inline void self_output(OpCall& call, Tensor& self) {
+  for (int64_t d = 0; d < self.dim(); ++d)
+    LOOM_CHECK(self.strides()[d] != 0 || self.sizes()[d] <= 1, call.op->name(),
+               ": self has more than one element at the same memory location (stride 0 at dimension ", d,
+               "); clone it first");
   call.compute_dtype = self.dtype();
   auto& plan = call.outputs.emplace_back();
   plan.dtype = self.dtype();

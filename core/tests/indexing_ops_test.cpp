@@ -188,6 +188,11 @@ TEST_CASE("advanced indexing places result dims as PyTorch", "[indexing]") {
   CHECK(loom::index(x.t(), {loom::from_vector<int32_t>({3, -1}, {2})}).to_vector<int64_t>() ==
         I64{3, 7, 11, 3, 7, 11});
   CHECK(loom::index(x, {std::nullopt}).is_same(x));
+  // A 0-d mask adds a dim: x[True] is [1, 3, 4], x[:, False] is [3, 0, 4].
+  auto yes = loom::full({}, true, DType::Bool), no = loom::full({}, false, DType::Bool);
+  CHECK(loom::index(x, {yes}).sizes() == loom::IntArrayRef({1, 3, 4}));
+  CHECK(loom::index(x, {yes}).to_vector<int64_t>() == x.to_vector<int64_t>());
+  CHECK(loom::index(x, {std::nullopt, no}).sizes() == loom::IntArrayRef({3, 0, 4}));
 }
 
 TEST_CASE("index_put_ writes, accumulates and broadcasts values", "[indexing]") {
@@ -213,6 +218,9 @@ TEST_CASE("index_put_ writes, accumulates and broadcasts values", "[indexing]") 
   loom::index_put_(strided, {ix({2}), ix({1})}, loom::full({}, 7.0));
   CHECK(base.to_vector<float>()[1 * 3 + 2] == 7.0f);
   CHECK(loom::sum(base).item<float>() == 7.0f);
+  auto all = loom::zeros({2, 2});
+  loom::index_put_(all, {loom::full({}, true, DType::Bool)}, loom::full({}, 5.0));
+  CHECK(vals(all) == F64{5, 5, 5, 5});
   auto m = range({2, 3});
   auto out = loom::index_put(m, {loom::gt(m, 3.0)}, loom::full({}, -1.0));
   CHECK(vals(out) == F64{0, 1, 2, 3, -1, -1});
@@ -247,6 +255,9 @@ TEST_CASE("indexing errors name the op, the argument and the bad value", "[index
   CHECK_THROWS_WITH(loom::index_add_(z, 1, ix({0, 1}), loom::ones({3, 1})),
                     Contains("source has size 1 at dimension 1 but index has 2 elements"));
   CHECK(vals(z) == F64(12, 0.0));  // no stray writes
+  auto expanded = loom::zeros({1, 4}).expand({3, 4});
+  CHECK_THROWS_WITH(loom::masked_fill_(expanded, loom::ones({3, 4}, DType::Bool), 1),
+                    Contains("more than one element at the same memory location"));
   CHECK_THROWS_WITH(loom::masked_fill(a, loom::zeros({4}, DType::UInt8), 1),
                     Contains("masked_fill: expected mask to have dtype bool, got uint8"));
   CHECK_THROWS_WITH(loom::scatter(z, 0, loom::zeros({1, 1}, DType::Int32), 1.0),

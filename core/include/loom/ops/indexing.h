@@ -57,8 +57,10 @@ std::vector<Tensor> nonzero_as_tuple(const Tensor& self);
 // One entry per leading dim of self; nullopt is a full slice (":"). Integer
 // tensors (int64, int32) broadcast together and index their dim (negative
 // values wrap); a bool/uint8 mask indexes as many dims as it has (as its
-// nonzero()). The indexed dims' result goes where PyTorch puts it: in place
-// of the indexed dims when they are adjacent, else first.
+// nonzero()); a 0-d mask adds a dim of size 1 (true) or 0 (false) there.
+// Indices may live on another device than self. The indexed dims' result
+// goes where PyTorch puts it: in place of the indexed dims when they are
+// adjacent, else first.
 using TensorIndices = std::vector<std::optional<Tensor>>;
 Tensor index(const Tensor& self, const TensorIndices& indices);
 // self[indices] = values (values broadcast to self[indices]'s shape; same
