@@ -37,6 +37,10 @@ void register_binary_kernels(plugin::Registrar& r);
 void sum(const LoomKernelCall& c);
 void register_reduce_kernels(plugin::Registrar& r);  // the other reductions and scans (reduce*.cpp)
 
+// indexing_kernels.cpp and indexing_masked.cpp: gather, index_select, scatter_,
+// scatter_add_, index_add_, masked_fill_, nonzero, masked_select ("Indexing").
+void register_indexing_kernels(plugin::Registrar& r);
+
 // matmul.cpp (dispatch, own loop) and matmul_onednn.cpp (oneDNN path)
 void matmul(const LoomKernelCall& c);
 

@@ -38,6 +38,7 @@ void init(plugin::Registrar& r) {
   register_binary_kernels(r);
   register_reduce_kernels(r);
   register_nn_misc_kernels(r);
+  register_indexing_kernels(r);
 }
 
 }  // namespace
