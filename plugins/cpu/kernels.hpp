@@ -37,6 +37,11 @@ void register_binary_kernels(plugin::Registrar& r);
 void sum(const LoomKernelCall& c);
 void register_reduce_kernels(plugin::Registrar& r);  // the other reductions and scans (reduce*.cpp)
 
+// shape_kernels.cpp: cat, flip, roll, tril/triu (+ in place); it also
+// registers sort.cpp's sort and topk ("Shape").
+void register_shape_kernels(plugin::Registrar& r);
+void register_sort_kernels(plugin::Registrar& r);
+
 // matmul.cpp (dispatch, own loop) and matmul_onednn.cpp (oneDNN path)
 void matmul(const LoomKernelCall& c);
 
