@@ -34,6 +34,17 @@ void by_size(int32_t dtype, const char* op, F&& f) {
   }
 }
 
+// n zero elements at dst (stride ds): all-zero bytes are 0 in every dtype.
+template <class W>
+inline void zero_run(W* dst, int64_t ds, int64_t n) {
+  if (n <= 0) return;
+  if (ds == 1) {
+    std::memset(dst, 0, static_cast<size_t>(n) * sizeof(W));
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) dst[i * ds] = 0;
+}
+
 // n elements from src (stride ss) to dst (stride ds), strides in elements.
 template <class W>
 inline void copy_run(W* dst, int64_t ds, const W* src, int64_t ss, int64_t n) {
@@ -147,7 +158,10 @@ void remap_rows(const LoomTensorDesc& in, const LoomTensorDesc& out, const Remap
       }
       const W* irow = src + ioff;
       W* orow = dst + ooff;
-      if (flip_last) {
+      if (flip_last && os == 1 && is == 1) {
+        const W* iend = irow + (len - 1);  // unit strides: a loop the compiler vectorises
+        for (int64_t k = 0; k < len; ++k) orow[k] = iend[-k];
+      } else if (flip_last) {
         for (int64_t k = 0; k < len; ++k) orow[k * os] = irow[(len - 1 - k) * is];
       } else {
         // out[s..len) = in[0..len-s), out[0..s) = in[len-s..len)
@@ -226,9 +240,9 @@ void triangle_rows(const LoomTensorDesc& in, const LoomTensorDesc& out, int64_t 
       const int64_t lo = Lower ? 0 : std::clamp<int64_t>(i + k, 0, C);
       const int64_t hi = Lower ? std::clamp<int64_t>(i + k + 1, 0, C) : C;
       W* orow = dst + ooff;
-      for (int64_t j = 0; j < lo; ++j) orow[j * os] = 0;
+      zero_run(orow, os, lo);
       if (!InPlace) copy_run(orow + lo * os, os, src + ioff + lo * is, is, hi - lo);
-      for (int64_t j = hi; j < C; ++j) orow[j * os] = 0;
+      zero_run(orow + hi * os, os, C - hi);
     }
   });
 }

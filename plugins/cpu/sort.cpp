@@ -1,7 +1,7 @@
 // CPU sort and topk: rows along `dim` run in parallel; each row is gathered
-// into (key, index) pairs, ordered with std::sort (sort) or nth_element plus
-// a sort of the k winners (topk), and scattered to the outputs. Keys of
-// 16-bit floats are floats. NaN orders above every number; equal keys keep
+// into (key, index) pairs, ordered with std::sort (sort), or for topk with
+// partial_sort (k <= n/64) or nth_element plus a sort of the k winners, and
+// scattered to the outputs. Keys of 16-bit floats are floats. NaN orders above every number; equal keys keep
 // index order, so results are deterministic (and stable).
 // Contracts: docs/kernel_conventions.md, "Shape".
 #include "common.hpp"
@@ -89,6 +89,10 @@ void select_rows(const LoomTensorDesc& in, const LoomTensorDesc& values, const L
       auto order = [&](auto cmp) {
         if (full_sort) {
           std::sort(buf.begin(), buf.end(), cmp);
+        } else if (k > 0 && k * 64 <= n) {
+          // Small k: a k-element heap rejects most elements with one
+          // comparison, cheaper than nth_element's partitioning passes.
+          std::partial_sort(buf.begin(), buf.begin() + k, buf.end(), cmp);
         } else if (k > 0) {
           std::nth_element(buf.begin(), buf.begin() + (k - 1), buf.end(), cmp);
           if (sorted) std::sort(buf.begin(), buf.begin() + k, cmp);
