@@ -174,6 +174,10 @@ TEST_CASE("flip and roll", "[shape]") {
   CHECK(loom::roll(a, {1, 5}, {0, 1}).to_vector<int32_t>() == std::vector<int32_t>{4, 5, 3, 1, 2, 0});
   CHECK(loom::roll(a.t(), {1}).to_vector<int32_t>() == std::vector<int32_t>{5, 0, 3, 1, 4, 2});
   CHECK(loom::roll(a, {1, 1}, {1, 1}).to_vector<int32_t>() == std::vector<int32_t>{1, 2, 0, 4, 5, 3});
+  CHECK(loom::roll(loom::full({}, 7.0), {3}).item<float>() == 7.0f);
+  CHECK(loom::roll(loom::zeros({0, 2}), {1}, {0}).sizes() == IntArrayRef({0, 2}));
+  CHECK(loom::flip(loom::full({}, 2.0), {0}).item<float>() == 2.0f);
+  CHECK(loom::flip(loom::zeros({3, 0}), {1}).sizes() == IntArrayRef({3, 0}));
   CHECK_THROWS_WITH(loom::roll(a, {1, 2}), Catch::Contains("exactly one entry when dims is empty"));
   CHECK_THROWS_WITH(loom::roll(a, {1, 2}, {0}), Catch::Contains("shifts and dimensions must align. shifts: 2, dims: 1"));
 }
@@ -246,8 +250,10 @@ TEST_CASE("shape ops on sim: cat via its composite, the rest via the CPU fallbac
   loom::Device sim("sim");
   auto a = iota({2, 3});
   auto b = iota({1, 3}) * 2.0;
+  const auto before = loom::fallback_count("cat", "sim");
   auto c = loom::cat({a.to(sim), b.to(sim)});
   CHECK(c.device() == sim);
+  CHECK(loom::fallback_count("cat", "sim") == before);  // the composite, not the fallback
   CHECK(f32(c.cpu()) == f32(loom::cat({a, b})));
   CHECK(f32(loom::flip(a.to(sim), {1}).cpu()) == f32(loom::flip(a, {1})));
   CHECK(f32(loom::tril(a.to(sim)).cpu()) == f32(loom::tril(a)));
