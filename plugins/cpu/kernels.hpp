@@ -40,6 +40,10 @@ void register_reduce_kernels(plugin::Registrar& r);  // the other reductions and
 // indexing_kernels.cpp and indexing_masked.cpp: gather, index_select, scatter_,
 // scatter_add_, index_add_, masked_fill_, nonzero, masked_select ("Indexing").
 void register_indexing_kernels(plugin::Registrar& r);
+// shape_kernels.cpp: cat, flip, roll, tril/triu (+ in place); it also
+// registers sort.cpp's sort and topk ("Shape").
+void register_shape_kernels(plugin::Registrar& r);
+void register_sort_kernels(plugin::Registrar& r);
 
 // matmul.cpp (dispatch, own loop) and matmul_onednn.cpp (oneDNN path)
 void matmul(const LoomKernelCall& c);

@@ -39,6 +39,7 @@ void init(plugin::Registrar& r) {
   register_reduce_kernels(r);
   register_nn_misc_kernels(r);
   register_indexing_kernels(r);
+  register_shape_kernels(r);
 }
 
 }  // namespace
