@@ -40,6 +40,10 @@ void register_reduce_kernels(plugin::Registrar& r);  // the other reductions and
 // matmul.cpp (dispatch, own loop) and matmul_onednn.cpp (oneDNN path)
 void matmul(const LoomKernelCall& c);
 
+// conv.cpp (conv_loop.cpp, conv_onednn.cpp, pool.cpp): conv1d, conv2d,
+// conv_transpose2d and the 2-D pools ("Convolution and pooling").
+void register_conv_kernels(plugin::Registrar& r);
+
 // random.cpp
 void uniform_(const LoomKernelCall& c);
 void normal_(const LoomKernelCall& c);

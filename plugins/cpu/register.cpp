@@ -33,6 +33,7 @@ void init(plugin::Registrar& r) {
   register_unary_kernels(r);
   register_binary_kernels(r);
   register_reduce_kernels(r);
+  register_conv_kernels(r);
 }
 
 }  // namespace
