@@ -75,6 +75,17 @@ TEST_CASE("max_pool2d: defaults, NaN, unbatched and strided input", "[conv]") {
   auto [nv, ni] = loom::max_pool2d_with_indices(n, {2});
   CHECK(std::isnan(nv.to_vector<float>()[0]));
   CHECK(ni.to_vector<int64_t>()[0] == 1);
+  // The same through the values-only kernel, NaN first and last in a row.
+  auto n2 = loom::from_vector<float>({1, 5, NAN, 2, 0, 0, 0, 0, 0}, {1, 1, 3, 3});
+  auto nv2 = loom::max_pool2d(n2, {3}, {2}, {1}).to_vector<float>();
+  REQUIRE(nv2.size() == 4);
+  CHECK(nv2[0] == 5);
+  CHECK(std::isnan(nv2[1]));
+  CHECK(std::isnan(loom::max_pool2d(n, {2}).to_vector<float>()[0]));
+  // Wide windows, narrow input: no interior columns at all.
+  auto xw = loom::randn({1, 2, 3, 3});
+  conv_ref::Pool pw{3, 3, 1, 1, 1, 1};
+  check_close(loom::max_pool2d(xw, {3}, {1}, {1}), conv_ref::max_pool2d(ref_of(xw), pw).first, 0.0);
   // A transposed (non-contiguous) input.
   Tensor xt = loom::randn({2, 3, 7, 6}).transpose(2, 3);
   conv_ref::Pool p{3, 3, 2, 2, 1, 1};

@@ -5,12 +5,14 @@
 // padding. 16-bit floats compute in float32, averages accumulate in double
 // (int64 for integers, which divide truncating, as PyTorch).
 #include "common.hpp"
+#include "loops.hpp"
 #include "pool.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <type_traits>
+#include <vector>
 
 namespace loom::cpu {
 namespace {
@@ -49,6 +51,69 @@ void for_planes(const Plane& p, int64_t work_per_plane, F&& f) {
                });
 }
 
+// max_pool2d without indices on rows of unit stride and dilation 1 (the
+// common case): a branchless running max (NaN sticks, as in the general
+// path) over one output row at a time, interior columns without bounds
+// checks, so the compiler can vectorise across output columns.
+template <class T>
+void max_pool_rows(const Plane& p, const int64_t* k, const int64_t* s, const int64_t* pd,
+                   const T* x, T* y) {
+  using A = compute_t<T>;
+  // Interior columns: the whole window inside [0, W).
+  const int64_t ow_a = std::min(p.OW, (pd[1] + s[1] - 1) / s[1]);
+  const int64_t lim = p.W - k[1] + pd[1];
+  const int64_t ow_b = lim < 0 ? ow_a : std::max(ow_a, std::min(p.OW, lim / s[1] + 1));
+  for_planes(p, p.OH * p.OW * k[0] * k[1], [&](int64_t n, int64_t ch) {
+    const T* xp = x + n * p.xs[0] + ch * p.xs[1];
+    thread_local std::vector<A> best;
+    best.resize(static_cast<size_t>(p.OW));
+    for (int64_t oh = 0; oh < p.OH; ++oh) {
+      const int64_t h0 = oh * s[0] - pd[0];
+      const int64_t kh0 = std::max<int64_t>(0, -h0), kh1 = std::min(k[0], p.H - h0);
+      std::fill(best.begin(), best.end(), -std::numeric_limits<A>::infinity());
+      A* b = best.data();
+      for (int64_t kh = kh0; kh < kh1; ++kh) {
+        const T* xr = xp + (h0 + kh) * p.xs[2];
+        const int64_t kw_n = k[1], st = s[1], off = -pd[1];
+        auto edge = [&](int64_t ow) {
+          const int64_t w0 = ow * st + off;
+          A m = b[ow];
+          for (int64_t kw = std::max<int64_t>(0, -w0); kw < std::min(kw_n, p.W - w0); ++kw) {
+            const A v = widen(xr[w0 + kw]);
+            m = (v > m || v != v) ? v : m;
+          }
+          b[ow] = m;
+        };
+        for (int64_t ow = 0; ow < ow_a; ++ow) edge(ow);
+        if (kw_n == 3 && st == 2) {  // the ResNet stem window, unrolled
+          for (int64_t ow = ow_a; ow < ow_b; ++ow) {
+            const T* q = xr + ow * 2 + off;
+            A m = b[ow];
+            const A v0 = widen(q[0]), v1 = widen(q[1]), v2 = widen(q[2]);
+            m = (v0 > m || v0 != v0) ? v0 : m;
+            m = (v1 > m || v1 != v1) ? v1 : m;
+            m = (v2 > m || v2 != v2) ? v2 : m;
+            b[ow] = m;
+          }
+        } else {
+          for (int64_t ow = ow_a; ow < ow_b; ++ow) {
+            const T* q = xr + ow * st + off;
+            A m = b[ow];
+            for (int64_t kw = 0; kw < kw_n; ++kw) {
+              const A v = widen(q[kw]);
+              m = (v > m || v != v) ? v : m;
+            }
+            b[ow] = m;
+          }
+        }
+        for (int64_t ow = ow_b; ow < p.OW; ++ow) edge(ow);
+      }
+      T* yr = y + n * p.ys[0] + ch * p.ys[1] + oh * p.ys[2];
+      for (int64_t ow = 0; ow < p.OW; ++ow) yr[ow * p.ys[3]] = narrow<T>(b[ow]);
+    }
+  });
+}
+
 template <class T>
 void max_pool(const LoomKernelCall& c, const Plane& p) {
   using A = compute_t<T>;
@@ -58,6 +123,7 @@ void max_pool(const LoomKernelCall& c, const Plane& p) {
   T* y = plugin::data_ptr<T>(c.outputs[0]);
   int64_t* ind = c.num_outputs > 1 ? plugin::data_ptr<int64_t>(c.outputs[1]) : nullptr;
   const int64_t* is = c.num_outputs > 1 ? c.outputs[1].strides : nullptr;
+  if (!ind && p.xs[3] == 1 && d[0] == 1 && d[1] == 1) return max_pool_rows<T>(p, k, s, pd, x, y);
   for_planes(p, p.OH * p.OW * k[0] * k[1], [&](int64_t n, int64_t ch) {
     const T* xp = x + n * p.xs[0] + ch * p.xs[1];
     for (int64_t oh = 0; oh < p.OH; ++oh) {
@@ -136,21 +202,55 @@ void avg_pool(const LoomKernelCall& c, const Plane& p) {
   });
 }
 
+// The sum of a contiguous run in double (AVX2 clone: 4 conversions and adds
+// a cycle; the order of a double sum of floats barely matters).
+template <class T>
+LOOM_CPU_CLONES double sum_run(const T* x, int64_t n) {
+  double sum = 0;
+#pragma omp simd reduction(+ : sum)
+  for (int64_t i = 0; i < n; ++i) sum += to_acc<double>(x[i]);
+  return sum;
+}
+
+// Window bounds [floor(i*L/n), ceil((i+1)*L/n)) for i < n.
+std::vector<int64_t> adaptive_bounds(int64_t L, int64_t n) {
+  std::vector<int64_t> b(static_cast<size_t>(2 * n));
+  for (int64_t i = 0; i < n; ++i) {
+    b[static_cast<size_t>(2 * i)] = i * L / n;
+    b[static_cast<size_t>(2 * i + 1)] = ((i + 1) * L + n - 1) / n;
+  }
+  return b;
+}
+
 template <class T>
 void adaptive_avg(const LoomKernelCall& c, const Plane& p) {
   const T* x = plugin::data_ptr<const T>(c.inputs[0]);
   T* y = plugin::data_ptr<T>(c.outputs[0]);
+  // Bounds once per call: 64-bit divisions per output element would cost
+  // more than the sums of a small (global pooling) window.
+  const std::vector<int64_t> hb = adaptive_bounds(p.H, p.OH), wb = adaptive_bounds(p.W, p.OW);
+  const bool full_rows = p.xs[3] == 1 && p.xs[2] == p.W;
+  const int64_t sw = p.xs[3];
   for_planes(p, p.H * p.W + p.OH * p.OW, [&](int64_t n, int64_t ch) {
     const T* xp = x + n * p.xs[0] + ch * p.xs[1];
+    T* yp = y + n * p.ys[0] + ch * p.ys[1];
     for (int64_t oh = 0; oh < p.OH; ++oh) {
-      const int64_t h0 = oh * p.H / p.OH, h1 = ((oh + 1) * p.H + p.OH - 1) / p.OH;
+      const int64_t h0 = hb[static_cast<size_t>(2 * oh)], h1 = hb[static_cast<size_t>(2 * oh + 1)];
       for (int64_t ow = 0; ow < p.OW; ++ow) {
-        const int64_t w0 = ow * p.W / p.OW, w1 = ((ow + 1) * p.W + p.OW - 1) / p.OW;
+        const int64_t w0 = wb[static_cast<size_t>(2 * ow)], w1 = wb[static_cast<size_t>(2 * ow + 1)];
         double sum = 0;
-        for (int64_t ih = h0; ih < h1; ++ih)
-          for (int64_t iw = w0; iw < w1; ++iw) sum += to_acc<double>(xp[ih * p.xs[2] + iw * p.xs[3]]);
-        y[n * p.ys[0] + ch * p.ys[1] + oh * p.ys[2] + ow * p.ys[3]] =
-            plugin::cast<T>(sum / static_cast<double>((h1 - h0) * (w1 - w0)));
+        if (full_rows && w0 == 0 && w1 == p.W) {
+          // The window is whole contiguous rows (global pooling): one run.
+          sum = sum_run(xp + h0 * p.W, (h1 - h0) * p.W);
+        } else {
+          for (int64_t ih = h0; ih < h1; ++ih) {
+            const T* xr = xp + ih * p.xs[2];
+            // Reassociating the row sum lets it vectorise; double keeps it exact enough.
+#pragma omp simd reduction(+ : sum)
+            for (int64_t iw = w0; iw < w1; ++iw) sum += to_acc<double>(xr[iw * sw]);
+          }
+        }
+        yp[oh * p.ys[2] + ow * p.ys[3]] = plugin::cast<T>(sum / static_cast<double>((h1 - h0) * (w1 - w0)));
       }
     }
   });
