@@ -187,7 +187,10 @@ Tensor conv_padding_str(const OpDef& op, int spatial, const Tensor& input, const
              "-D, but got weight of size ", shape_str(weight.sizes()));
   DimVector pad, extra;
   for (int d = 0; d < spatial; ++d) {
-    const int64_t dl = dilation.size() == 1 ? dilation[0] : dilation[static_cast<size_t>(d)];
+    // A malformed dilation list is reported by the op's own checks below.
+    const int64_t dl = dilation.size() == 1                                   ? dilation[0]
+                       : dilation.size() == static_cast<size_t>(spatial) ? dilation[static_cast<size_t>(d)]
+                                                                          : 1;
     const int64_t total = dl * (weight.size(2 + d) - 1);
     pad.push_back(total / 2 + total % 2);
     extra.push_back(total % 2);

@@ -167,6 +167,8 @@ TEST_CASE("padding 'same' and 'valid'", "[conv]") {
   CHECK(same1d.sizes() == loom::IntArrayRef({1, 5}));
   CHECK_THROWS_WITH(loom::conv2d(x, w3, std::nullopt, {2}, "same"),
                     Catch::Contains("conv2d: padding='same' is not supported for strided convolutions"));
+  CHECK_THROWS_WITH(loom::conv2d(x, w3, std::nullopt, {1}, "same", {}),
+                    Catch::Contains("conv2d: expected 'dilation' to have 1 or 2 elements, but got 0"));
   CHECK_THROWS_WITH(loom::conv2d(x, w3, std::nullopt, {1}, "full"),
                     Catch::Contains("conv2d: invalid padding string 'full'"));
 }
@@ -247,4 +249,25 @@ TEST_CASE("conv argument errors name the op, the argument and the sizes", "[conv
                     Catch::Contains("conv_transpose2d: given input size (1 x 1), the calculated output size (-1 x -1) is too small"));
   CHECK_THROWS_WITH(loom::conv_transpose2d(x, loom::ones({4, 2, 3, 3}), loom::ones({3})),
                     Catch::Contains("conv_transpose2d: expected bias of size [2], but got [3]"));
+}
+
+TEST_CASE("conv2d reads broadcast (stride-0) inputs and runs on sim through the fallback", "[conv]") {
+  // An expanded input: every row of H the same memory.
+  Tensor base = loom::randn({1, 3, 1, 8});
+  Tensor x = base.expand({2, 3, 6, 8});
+  Tensor w = loom::randn({4, 3, 3, 3});
+  conv_ref::Params p{1, 1, 1, 1, 1, 1, 1};
+  check_close(loom::conv2d(x, w, std::nullopt, {1}, {1}), conv_ref::conv2d(ref_of(x), ref_of(w), {}, p), 1e-4);
+
+  loom::Device sim("sim");
+  Tensor xs = loom::randn({1, 2, 5, 5});
+  Tensor ws = loom::randn({3, 2, 3, 3});
+  auto y = loom::conv2d(xs.to(sim), ws.to(sim), std::nullopt, {2}, {1});
+  CHECK(y.device() == sim);
+  check_close(y.cpu(), conv_ref::conv2d(ref_of(xs), ref_of(ws), {}, {2, 2, 1, 1, 1, 1, 1}), 1e-4);
+  auto [v, i] = loom::max_pool2d_with_indices(xs.to(sim), {2});
+  CHECK(v.device() == sim);
+  CHECK(i.device() == sim);
+  CHECK(i.cpu().to_vector<int64_t>() == std::get<1>(loom::max_pool2d_with_indices(xs, {2})).to_vector<int64_t>());
+  CHECK(loom::fallback_count("conv2d", "sim") >= 1);
 }
