@@ -50,6 +50,9 @@ void matmul(const LoomKernelCall& c);
 
 // pad_kernels.cpp, embedding_kernels.cpp, dropout_kernels.cpp (nn_misc_kernels.hpp)
 void register_nn_misc_kernels(plugin::Registrar& r);
+// conv.cpp (conv_loop.cpp, conv_onednn.cpp, pool.cpp): conv1d, conv2d,
+// conv_transpose2d and the 2-D pools ("Convolution and pooling").
+void register_conv_kernels(plugin::Registrar& r);
 
 // random.cpp
 void uniform_(const LoomKernelCall& c);

@@ -40,6 +40,7 @@ void init(plugin::Registrar& r) {
   register_nn_misc_kernels(r);
   register_indexing_kernels(r);
   register_shape_kernels(r);
+  register_conv_kernels(r);
 }
 
 }  // namespace

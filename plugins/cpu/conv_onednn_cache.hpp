@@ -1,0 +1,109 @@
+// A small LRU of oneDNN primitives keyed by a vector of integers (dtype,
+// dims, strides, parameters), shared by the convolution and pooling paths.
+// Building a primitive (primitive_desc + JIT) costs far more than running a
+// small one, and models call with the same few shapes over and over. A key
+// also remembers failure ("oneDNN has nothing good here"), so the check runs
+// once per shape. Same design as matmul_onednn.cpp's cache.
+#pragma once
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace loom::cpu::onednn {
+
+// The engine is leaked on purpose: destroying oneDNN objects from static
+// destructors at exit races oneDNN's own teardown.
+inline const dnnl::engine& engine() {
+  static const dnnl::engine* e = new dnnl::engine(dnnl::engine::kind::cpu, 0);
+  return *e;
+}
+
+// One in-order stream per thread: streams are not shared between threads.
+inline dnnl::stream& thread_stream() {
+  thread_local dnnl::stream s(engine());
+  return s;
+}
+
+template <class Entry>
+class Cache {
+ public:
+  explicit Cache(size_t capacity) : capacity_(capacity) {}
+
+  // The entry for `key`, built by `make` on a miss (outside the lock: a
+  // build may JIT for milliseconds). Shared ownership keeps an entry alive
+  // while another thread runs it, even if it is evicted meanwhile.
+  template <class Make>
+  std::shared_ptr<const Entry> get(const std::vector<int64_t>& key, Make&& make) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (auto& s : slots_) {
+        if (s.key == key) {
+          s.last_use = ++clock_;
+          return s.entry;
+        }
+      }
+    }
+    auto fresh = std::make_shared<const Entry>(make());
+    std::lock_guard<std::mutex> lock(mu_);
+    Slot slot{key, fresh, ++clock_};
+    if (slots_.size() >= capacity_) {
+      auto lru = std::min_element(slots_.begin(), slots_.end(),
+                                  [](const Slot& x, const Slot& y) { return x.last_use < y.last_use; });
+      *lru = std::move(slot);
+    } else {
+      slots_.push_back(std::move(slot));
+    }
+    return fresh;
+  }
+
+ private:
+  struct Slot {
+    std::vector<int64_t> key;
+    std::shared_ptr<const Entry> entry;
+    uint64_t last_use = 0;
+  };
+  size_t capacity_;
+  std::mutex mu_;
+  uint64_t clock_ = 0;
+  std::vector<Slot> slots_;
+};
+
+// A per-thread, 64-byte aligned buffer that only grows: reordered operands
+// are tens of MB, and fresh allocations that size cost page faults per call.
+class ScratchBuffer {
+ public:
+  void* get(size_t bytes) {
+    if (bytes > size_) {
+      data_.reset(static_cast<char*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64)));
+      size_ = data_ ? bytes : 0;
+      if (!data_) throw std::bad_alloc();
+    }
+    return data_.get();
+  }
+
+ private:
+  struct Free {
+    void operator()(char* p) const { std::free(p); }
+  };
+  std::unique_ptr<char, Free> data_;
+  size_t size_ = 0;
+};
+
+// dims/strides for a memory::desc: size-1 dims get the dense stride oneDNN's
+// layout checks expect (their stride never matters to the data).
+inline void tidy_strides(const dnnl::memory::dims& dims, dnnl::memory::dims& strides) {
+  for (size_t i = dims.size(); i-- > 0;) {
+    if (dims[i] != 1) continue;
+    int64_t extent = 1;
+    for (size_t j = i + 1; j < dims.size(); ++j) extent = std::max(extent, strides[j] * dims[j]);
+    strides[i] = extent;
+  }
+}
+
+}  // namespace loom::cpu::onednn

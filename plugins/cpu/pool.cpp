@@ -1,0 +1,287 @@
+// Pooling loops: max (with PyTorch's indices), average and adaptive average
+// over [N, C, H, W] views of any strides (docs/kernel_conventions.md,
+// "Convolution and pooling"). One (n, c) plane per task; window bounds are
+// clipped once per output element, so the inner loops have no branches on
+// padding. 16-bit floats compute in float32, averages accumulate in double
+// (int64 for integers, which divide truncating, as PyTorch).
+#include "common.hpp"
+#include "loops.hpp"
+#include "pool.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+namespace loom::cpu {
+namespace {
+
+struct Plane {
+  int64_t N, C, H, W, OH, OW;
+  int64_t xs[4], ys[4];
+};
+
+Plane read_planes(const LoomKernelCall& c, const char* op) {
+  const LoomTensorDesc &x = c.inputs[0], &y = c.outputs[0];
+  if (x.ndim != 4 || y.ndim != 4 || x.dtype != y.dtype || x.shape[0] != y.shape[0] ||
+      x.shape[1] != y.shape[1]) [[unlikely]]
+    fail(LOOM_STATUS_INVALID_ARGUMENT, "cpu %s: expected 4-D input and output of one dtype", op);
+  Plane p{x.shape[0], x.shape[1], x.shape[2], x.shape[3], y.shape[2], y.shape[3], {}, {}};
+  for (int i = 0; i < 4; ++i) {
+    p.xs[i] = x.strides[i];
+    p.ys[i] = y.strides[i];
+  }
+  return p;
+}
+
+const int64_t* pair(const LoomKernelCall& c, int i, const char* op) {
+  if (i >= c.num_values || c.values[i].kind != LOOM_VALUE_INT_LIST || c.values[i].u.ints.size != 2)
+    [[unlikely]]
+    fail(LOOM_STATUS_INVALID_ARGUMENT, "cpu %s: expected a 2-element int list at value %d", op, i);
+  return c.values[i].u.ints.data;
+}
+
+// Runs f(n, c) over every plane, several planes per task when they are small.
+template <class F>
+void for_planes(const Plane& p, int64_t work_per_plane, F&& f) {
+  parallel_for(p.N * p.C, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, work_per_plane)),
+               [&](int64_t lo, int64_t hi) {
+                 for (int64_t i = lo; i < hi; ++i) f(i / p.C, i % p.C);
+               });
+}
+
+// max_pool2d without indices on rows of unit stride and dilation 1 (the
+// common case): a branchless running max (NaN sticks, as in the general
+// path) over one output row at a time, interior columns without bounds
+// checks, so the compiler can vectorise across output columns.
+template <class T>
+void max_pool_rows(const Plane& p, const int64_t* k, const int64_t* s, const int64_t* pd,
+                   const T* x, T* y) {
+  using A = compute_t<T>;
+  // Interior columns: the whole window inside [0, W).
+  const int64_t ow_a = std::min(p.OW, (pd[1] + s[1] - 1) / s[1]);
+  const int64_t lim = p.W - k[1] + pd[1];
+  const int64_t ow_b = lim < 0 ? ow_a : std::max(ow_a, std::min(p.OW, lim / s[1] + 1));
+  for_planes(p, p.OH * p.OW * k[0] * k[1], [&](int64_t n, int64_t ch) {
+    const T* xp = x + n * p.xs[0] + ch * p.xs[1];
+    thread_local std::vector<A> best;
+    best.resize(static_cast<size_t>(p.OW));
+    for (int64_t oh = 0; oh < p.OH; ++oh) {
+      const int64_t h0 = oh * s[0] - pd[0];
+      const int64_t kh0 = std::max<int64_t>(0, -h0), kh1 = std::min(k[0], p.H - h0);
+      std::fill(best.begin(), best.end(), -std::numeric_limits<A>::infinity());
+      A* b = best.data();
+      for (int64_t kh = kh0; kh < kh1; ++kh) {
+        const T* xr = xp + (h0 + kh) * p.xs[2];
+        const int64_t kw_n = k[1], st = s[1], off = -pd[1];
+        auto edge = [&](int64_t ow) {
+          const int64_t w0 = ow * st + off;
+          A m = b[ow];
+          for (int64_t kw = std::max<int64_t>(0, -w0); kw < std::min(kw_n, p.W - w0); ++kw) {
+            const A v = widen(xr[w0 + kw]);
+            m = (v > m || v != v) ? v : m;
+          }
+          b[ow] = m;
+        };
+        for (int64_t ow = 0; ow < ow_a; ++ow) edge(ow);
+        if (kw_n == 3 && st == 2) {  // the ResNet stem window, unrolled
+          for (int64_t ow = ow_a; ow < ow_b; ++ow) {
+            const T* q = xr + ow * 2 + off;
+            A m = b[ow];
+            const A v0 = widen(q[0]), v1 = widen(q[1]), v2 = widen(q[2]);
+            m = (v0 > m || v0 != v0) ? v0 : m;
+            m = (v1 > m || v1 != v1) ? v1 : m;
+            m = (v2 > m || v2 != v2) ? v2 : m;
+            b[ow] = m;
+          }
+        } else {
+          for (int64_t ow = ow_a; ow < ow_b; ++ow) {
+            const T* q = xr + ow * st + off;
+            A m = b[ow];
+            for (int64_t kw = 0; kw < kw_n; ++kw) {
+              const A v = widen(q[kw]);
+              m = (v > m || v != v) ? v : m;
+            }
+            b[ow] = m;
+          }
+        }
+        for (int64_t ow = ow_b; ow < p.OW; ++ow) edge(ow);
+      }
+      T* yr = y + n * p.ys[0] + ch * p.ys[1] + oh * p.ys[2];
+      for (int64_t ow = 0; ow < p.OW; ++ow) yr[ow * p.ys[3]] = narrow<T>(b[ow]);
+    }
+  });
+}
+
+template <class T>
+void max_pool(const LoomKernelCall& c, const Plane& p) {
+  using A = compute_t<T>;
+  const int64_t *k = pair(c, 0, "max_pool2d"), *s = pair(c, 1, "max_pool2d"),
+                *pd = pair(c, 2, "max_pool2d"), *d = pair(c, 3, "max_pool2d");
+  const T* x = plugin::data_ptr<const T>(c.inputs[0]);
+  T* y = plugin::data_ptr<T>(c.outputs[0]);
+  int64_t* ind = c.num_outputs > 1 ? plugin::data_ptr<int64_t>(c.outputs[1]) : nullptr;
+  const int64_t* is = c.num_outputs > 1 ? c.outputs[1].strides : nullptr;
+  if (!ind && p.xs[3] == 1 && d[0] == 1 && d[1] == 1) return max_pool_rows<T>(p, k, s, pd, x, y);
+  for_planes(p, p.OH * p.OW * k[0] * k[1], [&](int64_t n, int64_t ch) {
+    const T* xp = x + n * p.xs[0] + ch * p.xs[1];
+    for (int64_t oh = 0; oh < p.OH; ++oh) {
+      // First and one-past-last kernel rows whose input row is inside.
+      int64_t h0 = oh * s[0] - pd[0];
+      const int64_t kh0 = h0 < 0 ? (-h0 + d[0] - 1) / d[0] : 0;
+      const int64_t kh1 = std::min(k[0], (p.H - h0 + d[0] - 1) / d[0]);
+      for (int64_t ow = 0; ow < p.OW; ++ow) {
+        const int64_t w0 = ow * s[1] - pd[1];
+        const int64_t kw0 = w0 < 0 ? (-w0 + d[1] - 1) / d[1] : 0;
+        const int64_t kw1 = std::min(k[1], (p.W - w0 + d[1] - 1) / d[1]);
+        // As PyTorch: start at -inf with the first valid position; NaN wins.
+        A best = -std::numeric_limits<A>::infinity();
+        int64_t best_i = (h0 + kh0 * d[0]) * p.W + (w0 + kw0 * d[1]);
+        for (int64_t kh = kh0; kh < kh1; ++kh) {
+          const int64_t ih = h0 + kh * d[0];
+          const T* xr = xp + ih * p.xs[2];
+          for (int64_t kw = kw0; kw < kw1; ++kw) {
+            const int64_t iw = w0 + kw * d[1];
+            const A v = widen(xr[iw * p.xs[3]]);
+            if (v > best || std::isnan(v)) {
+              best = v;
+              best_i = ih * p.W + iw;
+            }
+          }
+        }
+        y[n * p.ys[0] + ch * p.ys[1] + oh * p.ys[2] + ow * p.ys[3]] = narrow<T>(best);
+        if (ind) ind[n * is[0] + ch * is[1] + oh * is[2] + ow * is[3]] = best_i;
+      }
+    }
+  });
+}
+
+// Integers go to int64 directly (widen would make them unsigned).
+template <class A, class T>
+inline A to_acc(T v) {
+  if constexpr (std::is_integral_v<T>)
+    return static_cast<A>(v);
+  else
+    return static_cast<A>(widen(v));
+}
+
+template <class T>
+using avg_acc_t = std::conditional_t<std::is_floating_point_v<compute_t<T>>, double, int64_t>;
+
+template <class T>
+void avg_pool(const LoomKernelCall& c, const Plane& p) {
+  using A = avg_acc_t<T>;
+  const int64_t *k = pair(c, 0, "avg_pool2d"), *s = pair(c, 1, "avg_pool2d"),
+                *pd = pair(c, 2, "avg_pool2d");
+  const bool include_pad = c.values[4].u.i != 0;
+  const bool has_div = c.values[5].kind == LOOM_VALUE_INT;
+  const int64_t divisor = has_div ? c.values[5].u.i : 0;
+  const T* x = plugin::data_ptr<const T>(c.inputs[0]);
+  T* y = plugin::data_ptr<T>(c.outputs[0]);
+  for_planes(p, p.OH * p.OW * k[0] * k[1], [&](int64_t n, int64_t ch) {
+    const T* xp = x + n * p.xs[0] + ch * p.xs[1];
+    for (int64_t oh = 0; oh < p.OH; ++oh) {
+      int64_t h0 = oh * s[0] - pd[0], h1 = std::min(h0 + k[0], p.H + pd[0]);
+      const int64_t ph = h1 - h0;
+      h0 = std::max<int64_t>(h0, 0);
+      h1 = std::min(h1, p.H);
+      for (int64_t ow = 0; ow < p.OW; ++ow) {
+        int64_t w0 = ow * s[1] - pd[1], w1 = std::min(w0 + k[1], p.W + pd[1]);
+        const int64_t pool = ph * (w1 - w0);
+        w0 = std::max<int64_t>(w0, 0);
+        w1 = std::min(w1, p.W);
+        A sum = 0;
+        for (int64_t ih = h0; ih < h1; ++ih)
+          for (int64_t iw = w0; iw < w1; ++iw) sum += to_acc<A>(xp[ih * p.xs[2] + iw * p.xs[3]]);
+        const int64_t div = has_div ? divisor : include_pad ? pool : (h1 - h0) * (w1 - w0);
+        const A v = (h0 >= h1 || w0 >= w1) ? A{0} : sum / static_cast<A>(div);
+        y[n * p.ys[0] + ch * p.ys[1] + oh * p.ys[2] + ow * p.ys[3]] = plugin::cast<T>(v);
+      }
+    }
+  });
+}
+
+// The sum of a contiguous run in double (AVX2 clone: 4 conversions and adds
+// a cycle; the order of a double sum of floats barely matters).
+template <class T>
+LOOM_CPU_CLONES double sum_run(const T* x, int64_t n) {
+  double sum = 0;
+#pragma omp simd reduction(+ : sum)
+  for (int64_t i = 0; i < n; ++i) sum += to_acc<double>(x[i]);
+  return sum;
+}
+
+// Window bounds [floor(i*L/n), ceil((i+1)*L/n)) for i < n.
+std::vector<int64_t> adaptive_bounds(int64_t L, int64_t n) {
+  std::vector<int64_t> b(static_cast<size_t>(2 * n));
+  for (int64_t i = 0; i < n; ++i) {
+    b[static_cast<size_t>(2 * i)] = i * L / n;
+    b[static_cast<size_t>(2 * i + 1)] = ((i + 1) * L + n - 1) / n;
+  }
+  return b;
+}
+
+template <class T>
+void adaptive_avg(const LoomKernelCall& c, const Plane& p) {
+  const T* x = plugin::data_ptr<const T>(c.inputs[0]);
+  T* y = plugin::data_ptr<T>(c.outputs[0]);
+  // Bounds once per call: 64-bit divisions per output element would cost
+  // more than the sums of a small (global pooling) window.
+  const std::vector<int64_t> hb = adaptive_bounds(p.H, p.OH), wb = adaptive_bounds(p.W, p.OW);
+  const bool full_rows = p.xs[3] == 1 && p.xs[2] == p.W;
+  const int64_t sw = p.xs[3];
+  for_planes(p, p.H * p.W + p.OH * p.OW, [&](int64_t n, int64_t ch) {
+    const T* xp = x + n * p.xs[0] + ch * p.xs[1];
+    T* yp = y + n * p.ys[0] + ch * p.ys[1];
+    for (int64_t oh = 0; oh < p.OH; ++oh) {
+      const int64_t h0 = hb[static_cast<size_t>(2 * oh)], h1 = hb[static_cast<size_t>(2 * oh + 1)];
+      for (int64_t ow = 0; ow < p.OW; ++ow) {
+        const int64_t w0 = wb[static_cast<size_t>(2 * ow)], w1 = wb[static_cast<size_t>(2 * ow + 1)];
+        double sum = 0;
+        if (full_rows && w0 == 0 && w1 == p.W) {
+          // The window is whole contiguous rows (global pooling): one run.
+          sum = sum_run(xp + h0 * p.W, (h1 - h0) * p.W);
+        } else {
+          for (int64_t ih = h0; ih < h1; ++ih) {
+            const T* xr = xp + ih * p.xs[2];
+            // Reassociating the row sum lets it vectorise; double keeps it exact enough.
+#pragma omp simd reduction(+ : sum)
+            for (int64_t iw = w0; iw < w1; ++iw) sum += to_acc<double>(xr[iw * sw]);
+          }
+        }
+        yp[oh * p.ys[2] + ow * p.ys[3]] = plugin::cast<T>(sum / static_cast<double>((h1 - h0) * (w1 - w0)));
+      }
+    }
+  });
+}
+
+}  // namespace
+
+void max_pool2d(const LoomKernelCall& c) {
+  if (c.num_inputs != 1 || c.num_outputs < 1 || c.num_outputs > 2) [[unlikely]]
+    fail(LOOM_STATUS_INVALID_ARGUMENT, "cpu max_pool2d: expected 1 input and 1 or 2 outputs");
+  const Plane p = read_planes(c, "max_pool2d");
+  if (c.num_outputs == 2 && (c.outputs[1].dtype != LOOM_DTYPE_INT64 || c.outputs[1].ndim != 4)) [[unlikely]]
+    fail(LOOM_STATUS_INVALID_ARGUMENT, "cpu max_pool2d: expected 4-D int64 indices");
+  if (p.N * p.C * p.OH * p.OW == 0) return;
+  dispatch<DTypes::Floating>(c.inputs[0].dtype, "max_pool2d", [&](auto t) { max_pool<decltype(t)>(c, p); });
+}
+
+void avg_pool2d(const LoomKernelCall& c) {
+  expect_arity(c, "avg_pool2d", 1, 1);
+  expect_values(c, "avg_pool2d", 6);
+  const Plane p = read_planes(c, "avg_pool2d");
+  if (p.N * p.C * p.OH * p.OW == 0) return;
+  dispatch<DTypes::NoBool>(c.inputs[0].dtype, "avg_pool2d", [&](auto t) { avg_pool<decltype(t)>(c, p); });
+}
+
+void adaptive_avg_pool2d(const LoomKernelCall& c) {
+  expect_arity(c, "adaptive_avg_pool2d", 1, 1);
+  const Plane p = read_planes(c, "adaptive_avg_pool2d");
+  if (p.N * p.C * p.OH * p.OW == 0) return;
+  dispatch<DTypes::Floating>(c.inputs[0].dtype, "adaptive_avg_pool2d",
+                             [&](auto t) { adaptive_avg<decltype(t)>(c, p); });
+}
+
+}  // namespace loom::cpu
