@@ -37,6 +37,10 @@ void register_binary_kernels(plugin::Registrar& r);
 void sum(const LoomKernelCall& c);
 void register_reduce_kernels(plugin::Registrar& r);  // the other reductions and scans (reduce*.cpp)
 
+// nn_softmax.cpp: softmax, log_softmax, and layer_norm of nn_norm.cpp
+// ("Nn"; the kernels are declared in nn.hpp).
+void register_nn_kernels(plugin::Registrar& r);
+
 // matmul.cpp (dispatch, own loop) and matmul_onednn.cpp (oneDNN path)
 void matmul(const LoomKernelCall& c);
 

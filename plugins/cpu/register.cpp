@@ -1,5 +1,5 @@
 // The plugin entry: registers the "cpu" device type and every kernel with
-// the dtypes it takes. Kernels take any strides, so none is CONTIGUOUS_ONLY.
+// the dtypes it takes. Kernels take any strides; only layer_norm is CONTIGUOUS_ONLY.
 #include "common.hpp"
 #include "kernels.hpp"
 
@@ -33,6 +33,7 @@ void init(plugin::Registrar& r) {
   register_unary_kernels(r);
   register_binary_kernels(r);
   register_reduce_kernels(r);
+  register_nn_kernels(r);
 }
 
 }  // namespace
