@@ -11,6 +11,7 @@
 #include "loops.hpp"
 #include "nn.hpp"
 #include "nn_math.hpp"
+#include "nn_parallel.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -41,7 +42,7 @@ template <class C>
 
 // y = (x - mean) * rstd * w + b over one row; w, b may be null.
 template <class C>
-[[gnu::flatten]] LOOM_CPU_CLONES void norm_row(const C* x, C* y, int64_t n, const C* w,
+[[gnu::flatten]] LOOM_NN_CLONES void norm_row(const C* x, C* y, int64_t n, const C* w,
                                                const C* b, C eps) {
   C mean, rstd;
   stats(x, n, eps, mean, rstd);
@@ -81,7 +82,7 @@ void layer_norm_typed(const LoomKernelCall& c, int64_t rows, int64_t n, double e
   const C* b = param<T>(c.inputs[2], bcopy, n);
   const C e = static_cast<C>(eps);
   const int64_t grain = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(n, 1));
-  parallel_for(rows, grain, [&](int64_t r0, int64_t r1) {
+  parallel_chunks(rows, grain, [&](int64_t r0, int64_t r1) {
     if constexpr (std::is_same_v<T, C>) {
       for (int64_t r = r0; r < r1; ++r) norm_row(x + r * n, y + r * n, n, w, b, e);
     } else {

@@ -2,8 +2,8 @@
 //
 // Three layouts, each parallel over independent work:
 //  - rows: input and output contiguous and dim the last non-trivial one;
-//    each row is max, exp (stored), sum, scale: four passes over a row
-//    that stays in L1.
+//    each row is max, exp (stored and summed), scale: three passes over a
+//    row that stays in L1.
 //  - columns: contiguous with dim not innermost ([outer, n, inner]); a
 //    tile of up to kTile columns runs the same passes down the n rows, the
 //    lanes running across columns, so the loops vectorise without a gather.
@@ -16,6 +16,7 @@
 #include "loops.hpp"
 #include "nn.hpp"
 #include "nn_math.hpp"
+#include "nn_parallel.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -35,7 +36,7 @@ using acc_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
 
 // y = softmax(x) (or log_softmax) of one contiguous float row; y may be x.
 template <bool Log>
-[[gnu::flatten]] LOOM_CPU_CLONES void row_f32(const float* x, float* y, int64_t n) {
+[[gnu::flatten]] LOOM_NN_CLONES void row_f32(const float* x, float* y, int64_t n) {
   const float m = nnmath::max_span(x, n);
   if constexpr (Log) {
     // The exponentials go to a block on the stack: y may be x, and x is
@@ -44,16 +45,14 @@ template <bool Log>
     float e[kBlock], s = 0;
     for (int64_t b = 0; b < n; b += kBlock) {
       const int64_t len = std::min(kBlock, n - b);
-      for (int64_t i = 0; i < len; ++i) e[i] = nnmath::exp_f(x[b + i] - m);
-      s += nnmath::sum_span(e, len);
+      s += nnmath::exp_shift_sum(x + b, e, len, m);
     }
     // (x - m) - log s: x - m is exact near the max, where m + log s
     // rounded first would lose the small result to the size of m.
     const float lg = std::log(s);
     for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - m) - lg;
   } else {
-    for (int64_t i = 0; i < n; ++i) y[i] = nnmath::exp_f(x[i] - m);
-    const float inv = 1.0f / nnmath::sum_span(y, n);
+    const float inv = 1.0f / nnmath::exp_shift_sum(x, y, n, m);
     for (int64_t i = 0; i < n; ++i) y[i] *= inv;
   }
 }
@@ -88,7 +87,7 @@ void row(const C* x, C* y, int64_t n) {
 template <bool Log, class T>
 void rows_layout(const T* x, T* y, int64_t rows, int64_t n) {
   const int64_t grain = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(n, 1));
-  parallel_for(rows, grain, [&](int64_t r0, int64_t r1) {
+  parallel_chunks(rows, grain, [&](int64_t r0, int64_t r1) {
     if constexpr (std::is_same_v<T, acc_t<T>>) {
       for (int64_t r = r0; r < r1; ++r) row<Log>(x + r * n, y + r * n, n);
     } else {
@@ -104,7 +103,7 @@ void rows_layout(const T* x, T* y, int64_t rows, int64_t n) {
 
 // One tile: columns [0, w) of an [n, inner] block, w <= kTile.
 template <bool Log, class T>
-[[gnu::flatten]] LOOM_CPU_CLONES void column_tile(const T* x, T* y, int64_t n, int64_t inner,
+[[gnu::flatten]] LOOM_NN_CLONES void column_tile(const T* x, T* y, int64_t n, int64_t inner,
                                                   int64_t w) {
   using C = acc_t<T>;
   auto ex = [](C v) {
@@ -152,7 +151,7 @@ template <bool Log, class T>
 void columns_layout(const T* x, T* y, int64_t outer, int64_t n, int64_t inner) {
   const int64_t tiles = (inner + kTile - 1) / kTile;
   const int64_t grain = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(n * kTile, 1));
-  parallel_for(outer * tiles, grain, [&](int64_t t0, int64_t t1) {
+  parallel_chunks(outer * tiles, grain, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t o = t / tiles, j0 = (t % tiles) * kTile;
       const int64_t off = o * n * inner + j0;
@@ -172,7 +171,7 @@ void strided_layout(const LoomTensorDesc& in, const LoomTensorDesc& out, int64_t
   for (int32_t d = 0; d < in.ndim; ++d)
     if (d != dim) lines *= in.shape[d];
   const int64_t grain = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(n, 1));
-  parallel_for(lines, grain, [&](int64_t l0, int64_t l1) {
+  parallel_chunks(lines, grain, [&](int64_t l0, int64_t l1) {
     std::vector<C> buf(static_cast<size_t>(n));
     for (int64_t l = l0; l < l1; ++l) {
       int64_t ox = 0, oy = 0, rest = l;  // the line's start: l over the other dims, row-major
