@@ -315,3 +315,28 @@ TEST_CASE("scaled_dot_product_attention", "[nn]") {
                     Catch::Contains("at least 2 dims"));
   CHECK_THROWS_WITH(loom::scaled_dot_product_attention(q, k, v, {}, 1.5), Catch::Contains("dropout_p must be in [0, 1]"));
 }
+
+TEST_CASE("nn ops run on sim through their composites", "[nn]") {
+  // sim has no softmax or layer_norm kernel: the composites run there, on
+  // sim's own add/mul and the CPU fallback for the rest, and match the CPU
+  // kernels. The composite-only ops run the same way.
+  const loom::FallbackPolicy saved = loom::fallback_policy();
+  loom::set_fallback_policy(loom::FallbackPolicy::Allow);
+  loom::Device sim("sim");
+  loom::manual_seed(21);
+  const Tensor x = loom::randn({3, 4, 5});
+  const Tensor xs = x.to(sim);
+  const Tensor s = loom::softmax(xs, 1);
+  CHECK(s.device() == sim);
+  check_close(s.cpu(), vals(loom::softmax(x, 1)), 1e-6);
+  check_close(loom::log_softmax(xs, -1).cpu(), vals(loom::log_softmax(x, -1)), 1e-6);
+  CHECK(loom::fallback_count("softmax", "sim") == 0);  // the composite, not the fallback
+  const Tensor w = loom::randn({5}), b = loom::randn({5});
+  check_close(loom::layer_norm(xs, {5}, w.to(sim), b.to(sim)).cpu(), vals(loom::layer_norm(x, {5}, w, b)), 1e-5);
+  check_close(loom::group_norm(xs, 2).cpu(), vals(loom::group_norm(x, 2)), 1e-6);
+  const Tensor t = loom::from_vector<int64_t>({1, 0, 3, 2, 2, 3, 0, 1, 3, 3, 1, 0, 2, 2, 2}, {3, 5});
+  check_close(loom::cross_entropy(xs, t.to(sim)).cpu(), vals(loom::cross_entropy(x, t)), 1e-6);
+  check_close(loom::scaled_dot_product_attention(xs, xs, xs).cpu(), vals(loom::scaled_dot_product_attention(x, x, x)),
+              1e-6);
+  loom::set_fallback_policy(saved);
+}
