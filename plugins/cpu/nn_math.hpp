@@ -1,10 +1,17 @@
 // Float-precision helpers for the nn kernels (softmax, log_softmax,
-// layer_norm): a branch-free float exp that GCC vectorises eight lanes wide
-// under AVX2, and vector max/sum of a contiguous float span.
+// layer_norm): a branch-free float exp, and vector max/sum/exp-sum of a
+// contiguous float span, written with GCC vector extensions.
 //
 // unary_math.hpp's exp works in double (four lanes) so that the unary ops
 // round correctly; softmax only needs a relative error of a few ulp, and
 // its exponentials are the hot loop, so it takes this float one instead.
+//
+// The span functions take the vector width in bytes, B, as a template
+// argument, and each kernel is compiled three times with the width native
+// to the instruction set (LOOM_NN_ISA_VARIANTS): 64 for AVX-512, 32 for
+// AVX2, 16 for baseline x86-64. A vector wider than the target's registers
+// is not split cleanly by GCC (its selects become scalar code, 5x slower),
+// which is why this is not a plain target_clones over one width.
 #pragma once
 
 #include <bit>
@@ -13,14 +20,6 @@
 #include <limits>
 
 #define LOOM_NN_INLINE [[gnu::always_inline]] inline
-
-// The nn row loops are compiled for AVX-512 too: the vector types below are
-// 64 bytes wide, one zmm register there.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define LOOM_NN_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define LOOM_NN_CLONES
-#endif
 
 namespace loom::cpu::nnmath {
 
@@ -50,70 +49,80 @@ LOOM_NN_INLINE float exp_f(float x) {
   return x != x ? x : z;
 }
 
-// Sixteen floats: one zmm register in the AVX-512 clone, two ymm in the
-// AVX2 one, four xmm in the baseline one. The spans below are written with it because GCC does not
-// vectorise a float max or sum over scalar lanes by itself (it may not
-// reassociate), so the lane order is spelled out: two vector accumulators,
-// combined, then the lanes in order, then the tail. That order depends only
-// on n, never on threads.
-typedef float vf __attribute__((vector_size(64)));
-inline constexpr int kVL = 16;  // lanes
+template <int B>
+struct Vec {
+  typedef float f __attribute__((vector_size(B)));
+  typedef int32_t i __attribute__((vector_size(B)));  // lane masks, bit patterns
+  static constexpr int kLanes = B / 4;
+};
 
 // Out-parameters: returning a vector by value would change the ABI between
-// the clones (and GCC warns of it).
-LOOM_NN_INLINE void loadv(vf& v, const float* p) { std::memcpy(&v, p, sizeof v); }
-LOOM_NN_INLINE void splatv(vf& v, float x) { v = vf{} + x; }
+// the ISA variants (and GCC warns of it).
+template <class V>
+LOOM_NN_INLINE void loadv(V& v, const float* p) { std::memcpy(&v, p, sizeof v); }
+template <class V>
+LOOM_NN_INLINE void splatv(V& v, float x) { v = V{} + x; }
 
 // The max of p[0, n) (-inf when n = 0). A NaN may or may not win, which
 // softmax does not mind: the shift is arbitrary and a NaN row still sums
-// to NaN.
+// to NaN. Two accumulators, combined, then the lanes in order, then the
+// tail: the order depends only on n and B, never on threads.
+template <int B>
 LOOM_NN_INLINE float max_span(const float* p, int64_t n) {
-  vf a, b, x, y;
+  using V = typename Vec<B>::f;
+  constexpr int L = Vec<B>::kLanes;
+  V a, b, x, y;
   splatv(a, kNegInfF);
   b = a;
   int64_t i = 0;
-  for (; i + 2 * kVL <= n; i += 2 * kVL) {
+  for (; i + 2 * L <= n; i += 2 * L) {
     loadv(x, p + i);
-    loadv(y, p + i + kVL);
+    loadv(y, p + i + L);
     a = x > a ? x : a;
     b = y > b ? y : b;
   }
   a = b > a ? b : a;
   float m = kNegInfF;
-  for (int l = 0; l < kVL; ++l) m = a[l] > m ? a[l] : m;
+  for (int l = 0; l < L; ++l) m = a[l] > m ? a[l] : m;
   for (; i < n; ++i) m = p[i] > m ? p[i] : m;
   return m;
 }
 
-// Σ p[0, n).
+// Σ p[0, n), lane order as max_span.
+template <int B>
 LOOM_NN_INLINE float sum_span(const float* p, int64_t n) {
-  vf a, b, x, y;
+  using V = typename Vec<B>::f;
+  constexpr int L = Vec<B>::kLanes;
+  V a, b, x, y;
   splatv(a, 0.0f);
   b = a;
   int64_t i = 0;
-  for (; i + 2 * kVL <= n; i += 2 * kVL) {
+  for (; i + 2 * L <= n; i += 2 * L) {
     loadv(x, p + i);
-    loadv(y, p + i + kVL);
+    loadv(y, p + i + L);
     a += x;
     b += y;
   }
   a += b;
   float s = 0;
-  for (int l = 0; l < kVL; ++l) s += a[l];
+  for (int l = 0; l < L; ++l) s += a[l];
   for (; i < n; ++i) s += p[i];
   return s;
 }
 
 // Σ (p[i] - mean)² over [0, n).
+template <int B>
 LOOM_NN_INLINE float sq_dev_span(const float* p, int64_t n, float mean) {
-  vf m, a, b, x, y;
+  using V = typename Vec<B>::f;
+  constexpr int L = Vec<B>::kLanes;
+  V m, a, b, x, y;
   splatv(m, mean);
   splatv(a, 0.0f);
   b = a;
   int64_t i = 0;
-  for (; i + 2 * kVL <= n; i += 2 * kVL) {
+  for (; i + 2 * L <= n; i += 2 * L) {
     loadv(x, p + i);
-    loadv(y, p + i + kVL);
+    loadv(y, p + i + L);
     x -= m;
     y -= m;
     a += x * x;
@@ -121,65 +130,89 @@ LOOM_NN_INLINE float sq_dev_span(const float* p, int64_t n, float mean) {
   }
   a += b;
   float s = 0;
-  for (int l = 0; l < kVL; ++l) s += a[l];
+  for (int l = 0; l < L; ++l) s += a[l];
   for (; i < n; ++i) s += (p[i] - mean) * (p[i] - mean);
   return s;
 }
 
-typedef int32_t vi __attribute__((vector_size(64)));
-
 // exp_f on all lanes at once, the same operations in the same order (so
 // the same bits as exp_f): GCC does not vectorise exp_f's bit tricks inside
 // a loop on its own. Vector casts reinterpret bits.
-LOOM_NN_INLINE void expv(vf& y, const vf& x) {
-  vf lo, hi, shifter, zero;
+template <class V, class VI>
+LOOM_NN_INLINE void expv(V& y, const V& x) {
+  V lo, hi, shifter, zero;
   splatv(lo, -87.3f);
   splatv(hi, 88.0f);
   splatv(shifter, 0x1.8p23f);
   splatv(zero, 0.0f);
-  vf xc = x < lo ? lo : x;
+  V xc = x < lo ? lo : x;
   xc = xc > hi ? hi : xc;
-  const vf t = xc * 1.44269504088896341f + shifter;
-  const vf k = t - shifter;
-  const vi ki = (vi)t - (vi)shifter;
-  const vf r = (xc - k * 0.693359375f) - k * -2.12194440e-4f;
-  vf p = r * 1.9875691500e-4f + 1.3981999507e-3f;
+  const V t = xc * 1.44269504088896341f + shifter;
+  const V k = t - shifter;
+  const VI ki = (VI)t - (VI)shifter;
+  const V r = (xc - k * 0.693359375f) - k * -2.12194440e-4f;
+  V p = r * 1.9875691500e-4f + 1.3981999507e-3f;
   p = p * r + 8.3334519073e-3f;
   p = p * r + 4.1665795894e-2f;
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
-  const vf er = p * (r * r) + r + 1.0f;
-  const vf z = er * (vf)((ki + 127) << 23);
+  const V er = p * (r * r) + r + 1.0f;
+  const V z = er * (V)((ki + 127) << 23);
   y = x < lo ? zero : z;
   y = x != x ? x : y;
 }
 
 // y[i] = exp(x[i] - m) for i in [0, n); returns their sum (lane order as
 // sum_span). y may be x.
+template <int B>
 LOOM_NN_INLINE float exp_shift_sum(const float* x, float* y, int64_t n, float m) {
-  vf vm, a, b, x0, x1, e0, e1;
+  using V = typename Vec<B>::f;
+  using VI = typename Vec<B>::i;
+  constexpr int L = Vec<B>::kLanes;
+  V vm, a, b, x0, x1, e0, e1;
   splatv(vm, m);
   splatv(a, 0.0f);
   b = a;
   int64_t i = 0;
-  for (; i + 2 * kVL <= n; i += 2 * kVL) {
+  for (; i + 2 * L <= n; i += 2 * L) {
     loadv(x0, x + i);
-    loadv(x1, x + i + kVL);
+    loadv(x1, x + i + L);
     x0 -= vm;
     x1 -= vm;
-    expv(e0, x0);
-    expv(e1, x1);
+    expv<V, VI>(e0, x0);
+    expv<V, VI>(e1, x1);
     std::memcpy(y + i, &e0, sizeof e0);
-    std::memcpy(y + i + kVL, &e1, sizeof e1);
+    std::memcpy(y + i + L, &e1, sizeof e1);
     a += e0;
     b += e1;
   }
   a += b;
   float s = 0;
-  for (int l = 0; l < kVL; ++l) s += a[l];
+  for (int l = 0; l < L; ++l) s += a[l];
   for (; i < n; ++i) s += (y[i] = exp_f(x[i] - m));
   return s;
 }
+
+// The widest of three variants of a kernel the CPU runs (checked by the
+// caller once, into a static). Each variant is a function marked
+// LOOM_NN_TARGET("avx512f") / ("avx2") / nothing that calls an
+// always_inline body with B = 64 / 32 / 16.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+template <class F>
+inline F pick_isa(F avx512, F avx2, F base) {
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return avx512;
+  if (__builtin_cpu_supports("avx2")) return avx2;
+  return base;
+}
+#define LOOM_NN_TARGET(isa) __attribute__((target(isa)))
+#else
+template <class F>
+inline F pick_isa(F, F, F base) {
+  return base;
+}
+#define LOOM_NN_TARGET(isa)
+#endif
 
 }  // namespace loom::cpu::nnmath
 

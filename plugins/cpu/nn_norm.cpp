@@ -8,7 +8,6 @@
 // accumulate in float (16-bit rows go through a float buffer), float64 in
 // double. Rows are independent and split across threads.
 #include "common.hpp"
-#include "loops.hpp"
 #include "nn.hpp"
 #include "nn_math.hpp"
 #include "nn_parallel.hpp"
@@ -25,11 +24,11 @@ template <class T>
 using acc_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
 
 // Mean and 1/sqrt(var + eps) (biased variance, as PyTorch) of one row.
-template <class C>
+template <int B, class C>
 [[gnu::always_inline]] inline void stats(const C* x, int64_t n, C eps, C& mean, C& rstd) {
   if constexpr (std::is_same_v<C, float>) {
-    mean = nnmath::sum_span(x, n) / static_cast<float>(n);
-    rstd = 1.0f / std::sqrt(nnmath::sq_dev_span(x, n, mean) / static_cast<float>(n) + eps);
+    mean = nnmath::sum_span<B>(x, n) / static_cast<float>(n);
+    rstd = 1.0f / std::sqrt(nnmath::sq_dev_span<B>(x, n, mean) / static_cast<float>(n) + eps);
   } else {
     double s = 0;
     for (int64_t i = 0; i < n; ++i) s += x[i];
@@ -41,11 +40,10 @@ template <class C>
 }
 
 // y = (x - mean) * rstd * w + b over one row; w, b may be null.
-template <class C>
-[[gnu::flatten]] LOOM_NN_CLONES void norm_row(const C* x, C* y, int64_t n, const C* w,
-                                               const C* b, C eps) {
+template <int B, class C>
+[[gnu::always_inline]] inline void norm_row_body(const C* x, C* y, int64_t n, const C* w, const C* b, C eps) {
   C mean, rstd;
-  stats(x, n, eps, mean, rstd);
+  stats<B>(x, n, eps, mean, rstd);
   if (w && b) {
     for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - mean) * rstd * w[i] + b[i];
   } else if (w) {
@@ -55,6 +53,26 @@ template <class C>
   } else {
     for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - mean) * rstd;
   }
+}
+
+template <class C>
+LOOM_NN_TARGET("avx512f") void norm_row_512(const C* x, C* y, int64_t n, const C* w, const C* b, C eps) {
+  norm_row_body<64>(x, y, n, w, b, eps);
+}
+template <class C>
+LOOM_NN_TARGET("avx2") void norm_row_256(const C* x, C* y, int64_t n, const C* w, const C* b, C eps) {
+  norm_row_body<32>(x, y, n, w, b, eps);
+}
+template <class C>
+void norm_row_128(const C* x, C* y, int64_t n, const C* w, const C* b, C eps) {
+  norm_row_body<16>(x, y, n, w, b, eps);
+}
+
+// One row with the widest vectors the CPU has (chosen once per type).
+template <class C>
+void norm_row(const C* x, C* y, int64_t n, const C* w, const C* b, C eps) {
+  static const auto fn = nnmath::pick_isa(&norm_row_512<C>, &norm_row_256<C>, &norm_row_128<C>);
+  fn(x, y, n, w, b, eps);
 }
 
 // weight or bias in the compute type: the tensor itself for float and

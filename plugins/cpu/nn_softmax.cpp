@@ -35,9 +35,9 @@ using acc_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
 // ------------------------------------------------------------ one row ---
 
 // y = softmax(x) (or log_softmax) of one contiguous float row; y may be x.
-template <bool Log>
-[[gnu::flatten]] LOOM_NN_CLONES void row_f32(const float* x, float* y, int64_t n) {
-  const float m = nnmath::max_span(x, n);
+template <bool Log, int B>
+[[gnu::always_inline]] inline void row_f32_body(const float* x, float* y, int64_t n) {
+  const float m = nnmath::max_span<B>(x, n);
   if constexpr (Log) {
     // The exponentials go to a block on the stack: y may be x, and x is
     // needed again for the result.
@@ -45,16 +45,29 @@ template <bool Log>
     float e[kBlock], s = 0;
     for (int64_t b = 0; b < n; b += kBlock) {
       const int64_t len = std::min(kBlock, n - b);
-      s += nnmath::exp_shift_sum(x + b, e, len, m);
+      s += nnmath::exp_shift_sum<B>(x + b, e, len, m);
     }
     // (x - m) - log s: x - m is exact near the max, where m + log s
     // rounded first would lose the small result to the size of m.
     const float lg = std::log(s);
     for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - m) - lg;
   } else {
-    const float inv = 1.0f / nnmath::exp_shift_sum(x, y, n, m);
+    const float inv = 1.0f / nnmath::exp_shift_sum<B>(x, y, n, m);
     for (int64_t i = 0; i < n; ++i) y[i] *= inv;
   }
+}
+
+template <bool Log>
+LOOM_NN_TARGET("avx512f") void row_f32_512(const float* x, float* y, int64_t n) { row_f32_body<Log, 64>(x, y, n); }
+template <bool Log>
+LOOM_NN_TARGET("avx2") void row_f32_256(const float* x, float* y, int64_t n) { row_f32_body<Log, 32>(x, y, n); }
+template <bool Log>
+void row_f32_128(const float* x, float* y, int64_t n) { row_f32_body<Log, 16>(x, y, n); }
+
+template <bool Log>
+void row_f32(const float* x, float* y, int64_t n) {
+  static const auto fn = nnmath::pick_isa(&row_f32_512<Log>, &row_f32_256<Log>, &row_f32_128<Log>);
+  fn(x, y, n);
 }
 
 // The float64 row: libm's exp, so the result is as accurate as double allows.
@@ -103,7 +116,7 @@ void rows_layout(const T* x, T* y, int64_t rows, int64_t n) {
 
 // One tile: columns [0, w) of an [n, inner] block, w <= kTile.
 template <bool Log, class T>
-[[gnu::flatten]] LOOM_NN_CLONES void column_tile(const T* x, T* y, int64_t n, int64_t inner,
+[[gnu::flatten]] LOOM_CPU_CLONES void column_tile(const T* x, T* y, int64_t n, int64_t inner,
                                                   int64_t w) {
   using C = acc_t<T>;
   auto ex = [](C v) {
