@@ -37,17 +37,20 @@ void prepare_softmax(OpCall& call) {
   }
 }
 
-// The composite, for devices with no kernel: max-shifted, from other ops.
+// The composite, for devices with no kernel: max-shifted, from other ops,
+// in float32 for the 16-bit floats (as the kernels compute).
 template <bool Log>
 void softmax_composite(OpCall& call) {
   const int64_t dim = call.values[0].u.i;
-  const Tensor x = call.arg(0).to(call.outputs[0].dtype);
+  const DType out = call.outputs[0].dtype;
+  const DType compute = out == DType::Float16 || out == DType::BFloat16 ? DType::Float32 : out;
+  const Tensor x = call.arg(0).to(compute);
   const Tensor shifted = x.dim() == 0 ? x - x : x - amax(x, IntArrayRef{dim}, true);
   if constexpr (Log) {
-    call.result() = shifted - log(sum(exp(shifted), IntArrayRef{dim}, true));
+    call.result() = (shifted - log(sum(exp(shifted), IntArrayRef{dim}, true))).to(out);
   } else {
     const Tensor e = exp(shifted);
-    call.result() = e / sum(e, IntArrayRef{dim}, true);
+    call.result() = (e / sum(e, IntArrayRef{dim}, true)).to(out);
   }
 }
 

@@ -331,6 +331,9 @@ TEST_CASE("nn ops run on sim through their composites", "[nn]") {
   check_close(s.cpu(), vals(loom::softmax(x, 1)), 1e-6);
   check_close(loom::log_softmax(xs, -1).cpu(), vals(loom::log_softmax(x, -1)), 1e-6);
   CHECK(loom::fallback_count("softmax", "sim") == 0);  // the composite, not the fallback
+  const Tensor sh = loom::softmax(xs.to(DType::BFloat16), 2);
+  CHECK(sh.dtype() == DType::BFloat16);
+  check_close(sh.cpu(), vals(loom::softmax(x, 2)), 1e-2);
   const Tensor w = loom::randn({5}), b = loom::randn({5});
   check_close(loom::layer_norm(xs, {5}, w.to(sim), b.to(sim)).cpu(), vals(loom::layer_norm(x, {5}, w, b)), 1e-5);
   check_close(loom::group_norm(xs, 2).cpu(), vals(loom::group_norm(x, 2)), 1e-6);

@@ -16,6 +16,7 @@
 
 #include <bit>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 
@@ -25,14 +26,17 @@ namespace loom::cpu::nnmath {
 
 inline constexpr float kNegInfF = -std::numeric_limits<float>::infinity();
 
-// e^x for x <= 88 (softmax calls it on x - max <= 0), error about 1 ulp
-// (Cephes expf: k = round(x / ln2), x = k ln2 + r with ln2 in two parts,
-// a degree-6 polynomial for e^r, then 2^k from its bits). Below -87.3 the
-// true result is under float's smallest normal and this returns exactly 0,
-// so masked (-inf) entries give 0; NaN gives NaN.
+// e^x for x <= 0 (softmax calls it on x - max), error about 1 ulp (Cephes
+// expf: k = round(x / ln2), x = k ln2 + r with ln2 in two parts, a degree-6
+// polynomial for e^r, then 2^k from its bits). Below -87.3 the true result
+// is under float's smallest normal and this returns exactly 0, so masked
+// (-inf) entries give 0; NaN propagates through the arithmetic. No clamp:
+// far below -87.3 the intermediate values are garbage that the final
+// select discards, and x > 0 never reaches here (x > 88 would overflow
+// the exponent bits).
 LOOM_NN_INLINE float exp_f(float x) {
   constexpr float kShifter = 0x1.8p23f;  // x + kShifter rounds to an integer in the low bits
-  const float xc = x < -87.3f ? -87.3f : (x > 88.0f ? 88.0f : x);
+  const float xc = x;
   const float t = xc * 1.44269504088896341f + kShifter;
   const float k = t - kShifter;
   const int32_t ki = std::bit_cast<int32_t>(t) - std::bit_cast<int32_t>(kShifter);
@@ -45,8 +49,7 @@ LOOM_NN_INLINE float exp_f(float x) {
   p = p * r + 5.0000001201e-1f;
   const float er = p * (r * r) + r + 1.0f;
   const float y = er * std::bit_cast<float>((ki + 127) << 23);  // k in [-126, 127]
-  const float z = x < -87.3f ? 0.0f : y;
-  return x != x ? x : z;
+  return x < -87.3f ? 0.0f : y;
 }
 
 template <int B>
@@ -135,18 +138,16 @@ LOOM_NN_INLINE float sq_dev_span(const float* p, int64_t n, float mean) {
   return s;
 }
 
-// exp_f on all lanes at once, the same operations in the same order (so
-// the same bits as exp_f): GCC does not vectorise exp_f's bit tricks inside
-// a loop on its own. Vector casts reinterpret bits.
+// exp_f on all lanes at once, the same operations in the same order: GCC
+// does not vectorise exp_f's bit tricks inside a loop on its own. Vector
+// casts reinterpret bits.
 template <class V, class VI>
 LOOM_NN_INLINE void expv(V& y, const V& x) {
-  V lo, hi, shifter, zero;
+  V lo, shifter, zero;
   splatv(lo, -87.3f);
-  splatv(hi, 88.0f);
   splatv(shifter, 0x1.8p23f);
   splatv(zero, 0.0f);
-  V xc = x < lo ? lo : x;
-  xc = xc > hi ? hi : xc;
+  const V xc = x;
   const V t = xc * 1.44269504088896341f + shifter;
   const V k = t - shifter;
   const VI ki = (VI)t - (VI)shifter;
@@ -159,7 +160,6 @@ LOOM_NN_INLINE void expv(V& y, const V& x) {
   const V er = p * (r * r) + r + 1.0f;
   const V z = er * (V)((ki + 127) << 23);
   y = x < lo ? zero : z;
-  y = x != x ? x : y;
 }
 
 // y[i] = exp(x[i] - m) for i in [0, n); returns their sum (lane order as
@@ -198,20 +198,29 @@ LOOM_NN_INLINE float exp_shift_sum(const float* x, float* y, int64_t n, float m)
 // LOOM_NN_TARGET("avx512f") / ("avx2") / nothing that calls an
 // always_inline body with B = 64 / 32 / 16.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+// LOOM_CPU_NN_ISA=avx2 or =base caps the choice, so the tests can run the
+// narrower variants on a machine that has wider ones.
 template <class F>
 inline F pick_isa(F avx512, F avx2, F base) {
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) return avx512;
-  if (__builtin_cpu_supports("avx2")) return avx2;
+  const char* cap = std::getenv("LOOM_CPU_NN_ISA");
+  const bool allow512 = !cap || std::strcmp(cap, "avx512") == 0;
+  const bool allow256 = allow512 || std::strcmp(cap, "avx2") == 0;
+  if (allow512 && __builtin_cpu_supports("avx512f")) return avx512;
+  if (allow256 && __builtin_cpu_supports("avx2")) return avx2;
   return base;
 }
 #define LOOM_NN_TARGET(isa) __attribute__((target(isa)))
+#define LOOM_NN_AVX2 "avx2,fma"
+#define LOOM_NN_AVX512 "avx512f,fma"
 #else
 template <class F>
 inline F pick_isa(F, F, F base) {
   return base;
 }
 #define LOOM_NN_TARGET(isa)
+#define LOOM_NN_AVX2 ""
+#define LOOM_NN_AVX512 ""
 #endif
 
 }  // namespace loom::cpu::nnmath

@@ -56,11 +56,11 @@ template <int B, class C>
 }
 
 template <class C>
-LOOM_NN_TARGET("avx512f") void norm_row_512(const C* x, C* y, int64_t n, const C* w, const C* b, C eps) {
+LOOM_NN_TARGET(LOOM_NN_AVX512) void norm_row_512(const C* x, C* y, int64_t n, const C* w, const C* b, C eps) {
   norm_row_body<64>(x, y, n, w, b, eps);
 }
 template <class C>
-LOOM_NN_TARGET("avx2") void norm_row_256(const C* x, C* y, int64_t n, const C* w, const C* b, C eps) {
+LOOM_NN_TARGET(LOOM_NN_AVX2) void norm_row_256(const C* x, C* y, int64_t n, const C* w, const C* b, C eps) {
   norm_row_body<32>(x, y, n, w, b, eps);
 }
 template <class C>

@@ -58,9 +58,9 @@ template <bool Log, int B>
 }
 
 template <bool Log>
-LOOM_NN_TARGET("avx512f") void row_f32_512(const float* x, float* y, int64_t n) { row_f32_body<Log, 64>(x, y, n); }
+LOOM_NN_TARGET(LOOM_NN_AVX512) void row_f32_512(const float* x, float* y, int64_t n) { row_f32_body<Log, 64>(x, y, n); }
 template <bool Log>
-LOOM_NN_TARGET("avx2") void row_f32_256(const float* x, float* y, int64_t n) { row_f32_body<Log, 32>(x, y, n); }
+LOOM_NN_TARGET(LOOM_NN_AVX2) void row_f32_256(const float* x, float* y, int64_t n) { row_f32_body<Log, 32>(x, y, n); }
 template <bool Log>
 void row_f32_128(const float* x, float* y, int64_t n) { row_f32_body<Log, 16>(x, y, n); }
 
