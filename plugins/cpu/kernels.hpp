@@ -44,6 +44,9 @@ void register_indexing_kernels(plugin::Registrar& r);
 // registers sort.cpp's sort and topk ("Shape").
 void register_shape_kernels(plugin::Registrar& r);
 void register_sort_kernels(plugin::Registrar& r);
+// nn_softmax.cpp: softmax, log_softmax, and layer_norm of nn_norm.cpp
+// ("Nn"; the kernels are declared in nn.hpp).
+void register_nn_kernels(plugin::Registrar& r);
 
 // matmul.cpp (dispatch, own loop) and matmul_onednn.cpp (oneDNN path)
 void matmul(const LoomKernelCall& c);

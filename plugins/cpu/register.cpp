@@ -1,5 +1,5 @@
 // The plugin entry: registers the "cpu" device type and every kernel with
-// the dtypes it takes. Kernels take any strides, so none is CONTIGUOUS_ONLY.
+// the dtypes it takes. Kernels take any strides; only layer_norm is CONTIGUOUS_ONLY.
 #include "common.hpp"
 #include "kernels.hpp"
 
@@ -41,6 +41,7 @@ void init(plugin::Registrar& r) {
   register_indexing_kernels(r);
   register_shape_kernels(r);
   register_conv_kernels(r);
+  register_nn_kernels(r);
 }
 
 }  // namespace

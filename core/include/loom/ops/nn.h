@@ -45,5 +45,52 @@ Tensor pad(const Tensor& input, const std::vector<int64_t>& pad,
            const std::string& mode = "constant", std::optional<double> value = std::nullopt);
 
 // ---- end of dropout, embedding, pad ------------------------------------------------
+#include <optional>
+#include <string>
+
+namespace loom {
+
+// ---- softmax, attention, normalisation, classification losses ------------------
+// (torch.nn.functional semantics; defined in core/src/ops_nn.cpp,
+// ops_nn_norm.cpp and ops_nn_loss.cpp.) An undefined Tensor stands for None.
+
+// Along `dim` (negative counts from the end). `dtype`: the input is cast to
+// it first and the result has it; otherwise the input must be floating.
+Tensor softmax(const Tensor& self, int64_t dim, std::optional<DType> dtype = std::nullopt);
+Tensor log_softmax(const Tensor& self, int64_t dim, std::optional<DType> dtype = std::nullopt);
+
+// softmax(q kᵀ · scale + mask) v over q [..., L, E], k [..., S, E],
+// v [..., S, Ev] (batch dims broadcast); scale defaults to 1/√E. A bool mask
+// keeps the positions where it is true; a floating mask is added. is_causal
+// keeps j <= i (and excludes attn_mask). Result [..., L, Ev].
+Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                                    const Tensor& attn_mask = {}, double dropout_p = 0.0,
+                                    bool is_causal = false, std::optional<double> scale = std::nullopt);
+
+// Normalises over the trailing dims given by normalized_shape; weight and
+// bias have that shape.
+Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const Tensor& weight = {},
+                  const Tensor& bias = {}, double eps = 1e-5);
+// input (N, C, *): statistics per sample over each group of C / num_groups
+// channels; weight and bias are per channel [C].
+Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight = {},
+                  const Tensor& bias = {}, double eps = 1e-5);
+// input (N, C, *). training: normalises with the batch statistics and, when
+// given, updates running_mean/running_var in place (unbiased variance,
+// new = (1 - momentum) * old + momentum * batch). Otherwise uses them.
+Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
+                  const Tensor& weight = {}, const Tensor& bias = {}, bool training = false,
+                  double momentum = 0.1, double eps = 1e-5);
+
+// input (N, C) or (N, C, d1, ...) or (C) of log-probabilities, target int64
+// class indices (N) / (N, d1, ...) / (). reduction "none", "mean" (divided
+// by the summed weights of the counted targets) or "sum".
+Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight = {},
+                const std::string& reduction = "mean", int64_t ignore_index = -100);
+// log_softmax over the class dim, then nll_loss for class-index targets;
+// a floating target of the input's shape holds class probabilities.
+Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight = {},
+                     int64_t ignore_index = -100, const std::string& reduction = "mean",
+                     double label_smoothing = 0.0);
 
 }  // namespace loom

@@ -1,0 +1,18 @@
+// The nn kernels as register_nn_kernels (nn_softmax.cpp) sees them, one
+// declaration per kernel, grouped by the file that defines it. Each is
+// `void(const LoomKernelCall&)` and throws plugin::Failure on a bad call.
+// What each receives is docs/kernel_conventions.md, "Nn".
+#pragma once
+
+#include <loom/plugin_api.h>
+
+namespace loom::cpu {
+
+// nn_softmax.cpp
+void softmax(const LoomKernelCall& c);
+void log_softmax(const LoomKernelCall& c);
+
+// nn_norm.cpp
+void layer_norm(const LoomKernelCall& c);
+
+}  // namespace loom::cpu
