@@ -45,10 +45,6 @@ Tensor pad(const Tensor& input, const std::vector<int64_t>& pad,
            const std::string& mode = "constant", std::optional<double> value = std::nullopt);
 
 // ---- end of dropout, embedding, pad ------------------------------------------------
-#include <optional>
-#include <string>
-
-namespace loom {
 
 // ---- softmax, attention, normalisation, classification losses ------------------
 // (torch.nn.functional semantics; defined in core/src/ops_nn.cpp,
