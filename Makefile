@@ -11,7 +11,9 @@ SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # benchmark peer (make bench), never a dependency of loom itself.
 DEPS := cmake ninja-build g++ ccache \
         libboost-dev nlohmann-json3-dev catch2 libdnnl-dev libbenchmark-dev
-BENCH_DEPS := libtorch-dev
+# OpenBLAS (OpenMP flavour, sharing loom's libgomp pool) is what Debian's
+# PyTorch reaches matmul through; without it torch falls to netlib BLAS.
+BENCH_DEPS := libtorch-dev libopenblas0-openmp
 
 .PHONY: deps deps-bench configure build demo test bench install clean
 

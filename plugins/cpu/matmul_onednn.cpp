@@ -150,9 +150,45 @@ CachedPrimitive build(memory::data_type dt, const Layout& src, const Layout& wei
   return c;
 }
 
+// A row-major operand for dnnl_sgemm: 'N' with leading dimension `ld` when
+// its columns are unit-stride, 'T' when its rows are. Anything else (both
+// strides > 1) is not a BLAS layout.
+struct BlasOperand {
+  char trans;
+  int64_t ld;
+};
+
+bool blas_operand(int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride,
+                  BlasOperand& out) {
+  if ((col_stride == 1 || cols == 1) && row_stride >= std::max<int64_t>(1, cols)) {
+    out = {'N', rows == 1 ? std::max<int64_t>(1, cols) : row_stride};
+    return true;
+  }
+  if ((row_stride == 1 || rows == 1) && col_stride >= std::max<int64_t>(1, rows)) {
+    out = {'T', cols == 1 ? std::max<int64_t>(1, rows) : col_stride};
+    return true;
+  }
+  return false;
+}
+
+// One unbatched float32 GEMM: dnnl_sgemm directly. The matmul primitive
+// lands in the same JIT GEMM but adds its own dispatch, which measured ~7%
+// at 1024^3 (docs/benchmarks.md, "matmul").
+bool sgemm_direct(const MatmulProblem& p) {
+  if (p.dtype != LOOM_DTYPE_FLOAT32 || p.nbatch != 0 || p.K == 0) return false;
+  BlasOperand a{}, b{}, c{};
+  if (!blas_operand(p.M, p.K, p.a_m, p.a_k, a) || !blas_operand(p.K, p.N, p.b_k, p.b_n, b) ||
+      !blas_operand(p.M, p.N, p.c_m, p.c_n, c) || c.trans != 'N')
+    return false;
+  return dnnl_sgemm(a.trans, b.trans, p.M, p.N, p.K, 1.0f, static_cast<const float*>(p.a), a.ld,
+                    static_cast<const float*>(p.b), b.ld, 0.0f, static_cast<float*>(p.c),
+                    c.ld) == dnnl_success;
+}
+
 }  // namespace
 
 bool matmul_onednn(const MatmulProblem& p) {
+  if (sgemm_direct(p)) return true;
   if (p.nbatch + 2 > kOnednnMaxDims) return false;
   memory::data_type dt;
   switch (p.dtype) {
