@@ -24,7 +24,11 @@ Tensor full(IntArrayRef sizes, Scalar value, std::optional<DType> dtype, Device 
 }
 
 Tensor scalar_tensor(Scalar value, Device device) {
-  Tensor t = full({}, value, std::nullopt, device);
+  // Stored at full width, as PyTorch's wrapped numbers are: promotion sees
+  // only its category, so `f32 * 0.1` stays float32 while `f64 * 0.1` keeps
+  // every bit of 0.1 instead of a float32 rounding of it.
+  const DType wide = value.is_floating_point() ? DType::Float64 : value.default_dtype();
+  Tensor t = full({}, value, wide, device);
   t.impl()->set_wrapped_number(true);
   return t;
 }

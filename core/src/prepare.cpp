@@ -61,7 +61,10 @@ DType result_type_of(const Range& tensors, std::string_view op) {
   for (const Tensor* t : tensors) {
     if (!t || !t->defined()) continue;
     const int d = static_cast<int>(t->dtype());
-    if (t->impl()->is_wrapped_number()) wrapped = promote(wrapped, d);
+    // A wrapped float is stored as float64 but votes as the default float
+    // dtype (PyTorch's update_result_type_state): `i32 + 2.5` is float32.
+    if (t->impl()->is_wrapped_number())
+      wrapped = promote(wrapped, is_floating_point(t->dtype()) ? static_cast<int>(kDefaultFloat) : d);
     else if (t->dim() == 0) zero = promote(zero, d);
     else dim = promote(dim, d);
   }

@@ -55,3 +55,16 @@ TEST_CASE("result_type: dimensioned tensors beat 0-d tensors and numbers of the 
   CHECK((i32 / i32).dtype() == DType::Float32);           // true division
   CHECK((zero_d_i64 + 1.5).dtype() == DType::Float32);
 }
+
+TEST_CASE("numbers keep full precision: float64 tensor times 0.1 is exact, float32 rounds once") {
+  auto f64 = loom::full({2}, 3.0, DType::Float64);
+  const auto d = (f64 * 0.1).to_vector<double>();
+  CHECK(d[0] == 3.0 * 0.1);  // a float32 0.1 would give 0.30000000447...
+  CHECK(d[1] == 3.0 * 0.1);
+  auto f32 = loom::full({1}, 3.0, DType::Float32);
+  const auto r = f32 * 0.1;
+  CHECK(r.dtype() == DType::Float32);
+  CHECK(r.to_vector<float>()[0] == 3.0f * 0.1f);
+  auto i64 = loom::full({1}, int64_t{1} << 60, DType::Int64);
+  CHECK((i64 + 1).to_vector<int64_t>()[0] == (int64_t{1} << 60) + 1);
+}
