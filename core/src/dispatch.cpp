@@ -4,6 +4,7 @@
 // locks, one atomic load for the kernel.
 #include "device_registry.h"
 
+#include <loom/autograd.h>
 #include <loom/error.h>
 #include <loom/op_call.h>
 #include <loom/plugin.hpp>
@@ -13,6 +14,10 @@
 #include <set>
 
 namespace loom {
+
+namespace autograd::detail {
+void dispatch_with_grad(OpCall& call);  // autograd/dispatch_autograd.cpp
+}  // namespace autograd::detail
 
 namespace detail {
 
@@ -281,10 +286,22 @@ void check_arity(const OpCall& call) {
 }
 }  // namespace
 
+namespace detail {
+void prepare_call(OpCall& call) {
+  if (PrepareFn prepare = call.op->prepare()) [[likely]] {
+    prepare(call);
+  } else {
+    check_arity(call);
+    default_prepare(call);
+  }
+}
+}  // namespace detail
+
 void dispatch(OpCall& call) {
-  bool found = false;
+  bool found = false, requires_grad = false;
   for (const Tensor* t : call.args) {
     if (!t || !t->defined()) continue;
+    requires_grad |= t->impl()->requires_grad();
     if (!found) {
       call.device = t->device();
       found = true;
@@ -294,12 +311,12 @@ void dispatch(OpCall& call) {
     }
   }
   LOOM_CHECK(found, call.op->name(), ": needs at least one defined tensor argument");
-  if (PrepareFn prepare = call.op->prepare()) [[likely]] {
-    prepare(call);
-  } else {
-    check_arity(call);
-    default_prepare(call);
+  // The autograd layer (core/src/autograd/dispatch_autograd.cpp).
+  if (requires_grad && autograd::GradMode::is_enabled()) [[unlikely]] {
+    autograd::detail::dispatch_with_grad(call);
+    return;
   }
+  detail::prepare_call(call);
   if (!call.out_args.empty()) [[unlikely]] {
     detail::bind_out_args(call);
     run_prepared(call);

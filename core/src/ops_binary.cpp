@@ -1,6 +1,7 @@
 // ops_binary.cpp — the elementwise binary ops of loom/op_tables.h, div's
 // rounding modes, where, lerp and the in-place forms. Kernel arguments:
 // docs/kernel_conventions.md, "Elementwise binary and ternary ops".
+#include "autograd/formula.h"
 #include "core_op.h"
 
 #include <loom/error.h>
@@ -145,6 +146,16 @@ LOOM_CORE_OP(where_def, "where(Tensor condition, Tensor self, Tensor other) -> T
 LOOM_CORE_OP(lerp_def, "lerp(Tensor self, Tensor end, Tensor weight) -> Tensor", prepare_lerp, nullptr)
 LOOM_CORE_OP(lerp_inplace_def, "lerp_(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)",
              prepare_lerp_inplace, inplace_via_out_of_place)
+
+// ---- derivatives ------------------------------------------------------------------
+// Rounding division is piecewise constant: no gradient flows through it.
+LOOM_DERIVATIVE(div_def, "DivBackward0", autograd::inputs(0, 1), autograd::none(),
+                [](autograd::BackwardContext& c) {
+                  if (!c.is_none(0)) return;
+                  const Tensor b = c.input(1);
+                  if (c.needs_grad(0)) c.set(0, c.grad() / b);
+                  if (c.needs_grad(1)) c.set(1, neg(c.grad()) * c.input(0) / (b * b));
+                })
 
 LoomValue rounding_value(const std::optional<std::string>& mode) {
   if (!mode) return detail::none_value();

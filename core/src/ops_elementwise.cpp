@@ -1,7 +1,7 @@
 // ops_elementwise.cpp — add, sub, mul, neg, relu, exp and the arithmetic
 // operators (div and the rest of the elementwise family: ops_binary.cpp,
 // ops_unary.cpp).
-// Derivative formulas join each op here with the autograd issue.
+#include "autograd/formula.h"
 #include "core_op.h"
 
 #include <loom/error.h>
@@ -74,6 +74,32 @@ LOOM_CORE_OP(mul_op, "mul(Tensor self, Tensor other) -> Tensor", prepare_mul, nu
 LOOM_CORE_OP(neg_op, "neg(Tensor self) -> Tensor", prepare_neg, nullptr)
 LOOM_CORE_OP(relu_op, "relu(Tensor self) -> Tensor", prepare_relu, nullptr)
 LOOM_CORE_OP(exp_op, "exp(Tensor self) -> Tensor", prepare_float_unary, nullptr)
+// ---- derivatives ---------------------------------------------------------------
+using autograd::BackwardContext;
+using autograd::inputs;
+using autograd::none;
+using autograd::outputs;
+
+LOOM_DERIVATIVE(add_op, "AddBackward0", none(), none(), [](BackwardContext& c) {
+  if (c.needs_grad(0)) c.set(0, c.grad());
+  if (c.needs_grad(1)) c.set(1, c.scalar(0).to_double() == 1.0 ? c.grad() : c.grad() * c.scalar(0));
+})
+LOOM_DERIVATIVE(sub_op, "SubBackward0", none(), none(), [](BackwardContext& c) {
+  if (c.needs_grad(0)) c.set(0, c.grad());
+  if (c.needs_grad(1)) c.set(1, c.grad() * (-c.scalar(0).to_double()));
+})
+LOOM_DERIVATIVE(mul_op, "MulBackward0", inputs(0, 1), none(), [](BackwardContext& c) {
+  if (c.needs_grad(0)) c.set(0, c.grad() * c.input(1));
+  if (c.needs_grad(1)) c.set(1, c.grad() * c.input(0));
+})
+LOOM_DERIVATIVE(neg_op, "NegBackward0", none(), none(), [](BackwardContext& c) { c.set(0, neg(c.grad())); })
+LOOM_DERIVATIVE(relu_op, "ReluBackward0", none(), outputs(0), [](BackwardContext& c) {
+  c.set(0, where(c.output(0) > 0, c.grad(), 0.0));
+})
+LOOM_DERIVATIVE(exp_op, "ExpBackward0", none(), outputs(0), [](BackwardContext& c) {
+  c.set(0, c.grad() * c.output(0));
+})
+
 LOOM_CORE_OP(add_inplace_op, "add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
              prepare_inplace, add_inplace_composite)
 LOOM_CORE_OP(mul_inplace_op, "mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)", prepare_inplace,

@@ -1,5 +1,6 @@
 // ops_fill_copy.cpp — fill_ and copy_ (strided copy and cast), the two
 // kernels every conversion and factory is built on.
+#include "autograd/formula.h"
 #include "core_op.h"
 
 #include <loom/error.h>
@@ -38,6 +39,15 @@ void prepare_copy(OpCall& call) {
 
 LOOM_CORE_OP(fill_op, "fill_(Tensor(a!) self, Scalar value) -> Tensor(a!)", prepare_fill, nullptr)
 LOOM_CORE_OP(copy_op, "copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)", prepare_copy, nullptr)
+
+// The old value of self is overwritten whole: it gets no gradient. src's is
+// the incoming one (summed back over broadcast dims and cast by the node).
+LOOM_DERIVATIVE(fill_op, "FillBackward0", autograd::none(), autograd::none(),
+                [](autograd::BackwardContext&) {})
+LOOM_DERIVATIVE(copy_op, "CopyBackwards", autograd::none(), autograd::none(),
+                [](autograd::BackwardContext& c) {
+                  if (c.needs_grad(1)) c.set(1, c.grad());
+                })
 
 }  // namespace
 

@@ -8,6 +8,7 @@
 // prepares a broadcast multiply. addmm, baddbmm and linear are composites
 // (product, then one in-place add) unless a device registers a fused kernel;
 // their prepare step still plans the output so such a kernel can.
+#include "autograd/formula.h"
 #include "core_op.h"
 
 #include <loom/error.h>
@@ -294,6 +295,27 @@ LOOM_CORE_OP(mm_op, "mm(Tensor self, Tensor mat2) -> Tensor", prepare_mm, produc
 LOOM_CORE_OP(bmm_op, "bmm(Tensor self, Tensor mat2) -> Tensor", prepare_bmm, product_via_matmul)
 LOOM_CORE_OP(dot_op, "dot(Tensor self, Tensor tensor) -> Tensor", prepare_dot, product_via_matmul)
 LOOM_CORE_OP(outer_op, "outer(Tensor self, Tensor vec2) -> Tensor", prepare_outer, outer_via_mul)
+// d(a @ b): g @ b^T and a^T @ g, with 1-D operands read as a row (a) or a
+// column (b) and batch broadcasting summed away by the node.
+LOOM_DERIVATIVE(matmul_op, "MatmulBackward0", autograd::inputs(0, 1), autograd::none(),
+                [](autograd::BackwardContext& c) {
+                  const Tensor a = c.input(0), b = c.input(1);
+                  const bool a1 = a.dim() == 1, b1 = b.dim() == 1;
+                  const Tensor a2 = a1 ? a.unsqueeze(0) : a;
+                  const Tensor b2 = b1 ? b.unsqueeze(1) : b;
+                  Tensor g = c.grad();
+                  if (b1) g = g.unsqueeze(-1);
+                  if (a1) g = g.unsqueeze(g.dim() - 1);
+                  if (c.needs_grad(0)) {
+                    Tensor ga = matmul(g, b2.transpose(-1, -2));
+                    c.set(0, a1 ? ga.squeeze(-2) : ga);
+                  }
+                  if (c.needs_grad(1)) {
+                    Tensor gb = matmul(a2.transpose(-1, -2), g);
+                    c.set(1, b1 ? gb.squeeze(-1) : gb);
+                  }
+                })
+
 LOOM_CORE_OP(addmm_op,
              "addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
              prepare_add_product<2>, add_product_composite<2>)

@@ -2,6 +2,7 @@
 // max/min with indices, argmax, argmin, var, std, norm, logsumexp, all, any,
 // cumsum, cumprod. One prepare drives every reduction; what each kernel sees
 // is docs/kernel_conventions.md, "Reductions".
+#include "autograd/formula.h"
 #include "core_op.h"
 
 #include <loom/error.h>
@@ -169,6 +170,24 @@ LOOM_CORE_OP(sum_op, "sum(Tensor self, int[]? dim=None, bool keepdim=False, *, S
              (prepare_reduce<OutRule::SumLike, 1, 2, false>), nullptr)
 LOOM_CORE_OP(mean_op, "mean(Tensor self, int[]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
              (prepare_reduce<OutRule::FloatOnly, 1, 2, false>), nullptr)
+// ---- derivatives ----------------------------------------------------------------
+// A reduction's gradient, re-expanded over the dims it reduced (values[0] is
+// dim, values[1] keepdim in every schema here).
+Tensor expand_reduced(const autograd::BackwardContext& c) {
+  const IntArrayRef in = c.input_sizes(0);
+  const Tensor g = autograd::unsqueeze_reduced(c.grad(), c.int_list(0), static_cast<int64_t>(in.size()),
+                                               c.bool_arg(1));
+  return g.expand(in);
+}
+LOOM_DERIVATIVE(sum_op, "SumBackward1", autograd::none(), autograd::none(),
+                [](autograd::BackwardContext& c) { c.set(0, expand_reduced(c)); })
+LOOM_DERIVATIVE(mean_op, "MeanBackward1", autograd::none(), autograd::none(),
+                [](autograd::BackwardContext& c) {
+                  const double n = static_cast<double>(shape_numel(c.input_sizes(0)));
+                  const double m = static_cast<double>(shape_numel(c.output_sizes(0)));
+                  c.set(0, expand_reduced(c) * (m / std::max(n, 1.0)));
+                })
+
 LOOM_CORE_OP(prod_op, "prod(Tensor self, int[]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
              (prepare_reduce<OutRule::SumLike, 1, 2, false>), nullptr)
 LOOM_CORE_OP(amax_op, "amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor",

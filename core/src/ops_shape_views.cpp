@@ -34,7 +34,7 @@ Tensor permute(const Tensor& a, IntArrayRef dims) {
     sz.push_back(a.sizes()[d]);
     st.push_back(a.strides()[d]);
   }
-  return a.as_strided(sz, st);
+  return detail::make_view(a, sz, st, a.storage_offset(), "PermuteBackward0");
 }
 
 Tensor t(const Tensor& a) { return a.t(); }
@@ -129,7 +129,7 @@ Tensor slice(const Tensor& a, int64_t dim, std::optional<int64_t> start, std::op
   DimVector sz(a.sizes()), st(a.strides());
   sz[d] = (e - s + step - 1) / step;
   st[d] *= step;
-  return a.as_strided(sz, st, a.storage_offset() + s * a.strides()[d]);
+  return detail::make_view(a, sz, st, a.storage_offset() + s * a.strides()[d], "SliceBackward0");
 }
 
 std::vector<Tensor> split(const Tensor& a, IntArrayRef split_sizes, int64_t dim) {

@@ -1,4 +1,6 @@
 // tensor.cpp — TensorImpl metadata and the view operations.
+#include "autograd/meta.h"
+
 #include <loom/error.h>
 #include <loom/plugin.hpp>
 #include <loom/tensor.h>
@@ -107,9 +109,14 @@ LOOM_DTYPE_LIST(LOOM_INSTANTIATE_DATA_PTR)
 #undef LOOM_INSTANTIATE_DATA_PTR
 
 Tensor Tensor::as_strided(IntArrayRef sz, IntArrayRef st, std::optional<int64_t> offset) const {
+  return detail::make_view(*this, sz, st, offset.value_or(storage_offset()), "AsStridedBackward0");
+}
+
+namespace detail {
+Tensor make_view(const Tensor& self, IntArrayRef sz, IntArrayRef st, int64_t off,
+                 const char* grad_fn_name, bool expand) {
   LOOM_CHECK(sz.size() == st.size(), "as_strided: got ", sz.size(), " sizes but ", st.size(),
              " strides");
-  const int64_t off = offset.value_or(storage_offset());
   LOOM_CHECK(off >= 0, "as_strided: negative storage offset ", off);
   int64_t max_index = off;
   for (size_t i = 0; i < sz.size(); ++i) {
@@ -119,13 +126,16 @@ Tensor Tensor::as_strided(IntArrayRef sz, IntArrayRef st, std::optional<int64_t>
     else if (max_index >= 0) max_index += (sz[i] - 1) * st[i];
   }
   if (max_index >= 0) {
-    const int64_t needed = (max_index + 1) * static_cast<int64_t>(element_size());
-    LOOM_CHECK(needed <= static_cast<int64_t>(storage()->nbytes()), "as_strided: view of size ",
+    const int64_t needed = (max_index + 1) * static_cast<int64_t>(self.element_size());
+    LOOM_CHECK(needed <= static_cast<int64_t>(self.storage()->nbytes()), "as_strided: view of size ",
                shape_str(sz), " with strides ", shape_str(st), " and offset ", off, " needs ",
-               needed, " bytes but the storage has ", storage()->nbytes());
+               needed, " bytes but the storage has ", self.storage()->nbytes());
   }
-  return Tensor(detail::make_intrusive<TensorImpl>(storage(), dtype(), sz, st, off));
+  Tensor view(make_intrusive<TensorImpl>(self.storage(), self.dtype(), sz, st, off));
+  if (autograd::GradMode::is_enabled()) autograd::detail::record_view(self, view, grad_fn_name, expand);
+  return view;
 }
+}  // namespace detail
 
 namespace {
 // The shape `sizes` with one -1 inferred from numel, or throws.
@@ -194,12 +204,12 @@ Tensor Tensor::view(IntArrayRef sz) const {
   LOOM_CHECK(st.has_value(), "view: cannot view a tensor of size ", shape_str(sizes()),
              " and strides ", shape_str(strides()), " as ", shape_str(shape),
              " without copying; use reshape()");
-  return as_strided(shape, *st);
+  return detail::make_view(*this, shape, *st, storage_offset(), "ViewBackward0");
 }
 
 Tensor Tensor::reshape(IntArrayRef sz) const {
   DimVector shape = infer_size(sz, numel(), "reshape");
-  if (auto st = view_strides(sizes(), strides(), shape)) return as_strided(shape, *st);
+  if (auto st = view_strides(sizes(), strides(), shape)) return detail::make_view(*this, shape, *st, storage_offset(), "ViewBackward0");
   return contiguous().view(shape);
 }
 
@@ -210,7 +220,7 @@ Tensor Tensor::transpose(int64_t d0, int64_t d1) const {
   DimVector sz(sizes()), st(strides());
   std::swap(sz[d0], sz[d1]);
   std::swap(st[d0], st[d1]);
-  return as_strided(sz, st);
+  return detail::make_view(*this, sz, st, storage_offset(), "TransposeBackward0");
 }
 
 Tensor Tensor::t() const {
@@ -226,7 +236,7 @@ Tensor Tensor::unsqueeze(int64_t d) const {
   const int64_t new_stride = d < dim() ? sz[d] * st[d] : 1;
   sz.insert(static_cast<size_t>(d), 1);
   st.insert(static_cast<size_t>(d), new_stride);
-  return as_strided(sz, st);
+  return detail::make_view(*this, sz, st, storage_offset(), "UnsqueezeBackward0");
 }
 
 Tensor Tensor::squeeze(int64_t d) const {
@@ -236,7 +246,7 @@ Tensor Tensor::squeeze(int64_t d) const {
   DimVector sz(sizes()), st(strides());
   sz.erase(static_cast<size_t>(d));
   st.erase(static_cast<size_t>(d));
-  return as_strided(sz, st);
+  return detail::make_view(*this, sz, st, storage_offset(), "SqueezeBackward1");
 }
 
 Tensor Tensor::expand(IntArrayRef target) const {
@@ -259,7 +269,7 @@ Tensor Tensor::expand(IntArrayRef target) const {
     sz[i] = want;
     st[i] = own == want ? strides()[i - lead] : 0;
   }
-  return as_strided(sz, st);
+  return detail::make_view(*this, sz, st, storage_offset(), "ExpandBackward0", /*expand=*/true);
 }
 
 Tensor Tensor::select(int64_t d, int64_t index) const {
@@ -273,7 +283,7 @@ Tensor Tensor::select(int64_t d, int64_t index) const {
   const int64_t offset = storage_offset() + index * st[d];
   sz.erase(static_cast<size_t>(d));
   st.erase(static_cast<size_t>(d));
-  return as_strided(sz, st, offset);
+  return detail::make_view(*this, sz, st, offset, "SelectBackward0");
 }
 
 Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
@@ -285,7 +295,7 @@ Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
              " + length ", length, " exceeds dimension ", d, " of size ", n);
   DimVector sz(sizes());
   sz[d] = length;
-  return as_strided(sz, strides(), storage_offset() + start * strides()[d]);
+  return detail::make_view(*this, sz, strides(), storage_offset() + start * strides()[d], "SliceBackward0");
 }
 
 std::ostream& operator<<(std::ostream& os, const Tensor& t) { return os << t.str(); }

@@ -1,5 +1,6 @@
 // transfer.cpp — moving bytes between devices, and the conversions built on
 // it: to(device), to(dtype), contiguous, clone, item, to_vector, from_vector.
+#include "autograd/nodes.h"
 #include "device_registry.h"
 #include "transfer.h"
 
@@ -89,6 +90,11 @@ Tensor Tensor::to(Device d) const {
   Tensor src = contiguous();
   Tensor out = empty(sizes(), dtype(), d);
   detail::copy_bytes(d, out.data_ptr(), src.device(), src.data_ptr(), src.nbytes());
+  const Device from = device();
+  autograd::detail::record_function("ToCopyBackward0", {*this}, {out},
+                                    [from](const std::vector<Tensor>& g) -> std::vector<Tensor> {
+                                      return {g[0].defined() ? g[0].to(from) : Tensor()};
+                                    });
   return out;
 }
 

@@ -34,6 +34,9 @@
 namespace loom {
 
 struct OpCall;
+namespace autograd {
+struct Formula;
+}
 
 // A kernel in the table. Immutable once published.
 struct KernelEntry {
@@ -72,6 +75,11 @@ class OpDef {
   const LoomOp* abi() const { return reinterpret_cast<const LoomOp*>(this); }
   static const OpDef* from_abi(const LoomOp* op) { return reinterpret_cast<const OpDef*>(op); }
 
+  // The op's derivative (core/src/autograd/formula.h); nullptr when it has
+  // none. Set once, when the defining library loads.
+  const autograd::Formula* formula() const { return formula_; }
+  void set_formula(const autograd::Formula* f) const { formula_ = f; }
+
   // How often this op ran through a fallback on each device slot.
   uint64_t fallback_count(int slot) const { return fallbacks_[slot].load(std::memory_order_relaxed); }
   void count_fallback(int slot) const { fallbacks_[slot].fetch_add(1, std::memory_order_relaxed); }
@@ -85,6 +93,7 @@ class OpDef {
   CompositeFn composite_ = nullptr;
   LoomInferFn infer_ = nullptr;
   void* infer_data_ = nullptr;
+  mutable const autograd::Formula* formula_ = nullptr;
   std::array<std::atomic<const KernelEntry*>, kMaxDeviceTypes> kernels_{};
   mutable std::array<std::atomic<uint64_t>, kMaxDeviceTypes> fallbacks_{};
 };

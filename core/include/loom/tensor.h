@@ -15,6 +15,8 @@
 #include <loom/scalar.h>
 #include <loom/storage.h>
 
+#include <functional>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -25,10 +27,17 @@ namespace loom {
 using Half = plugin::Half;
 using BFloat16 = plugin::BFloat16;
 
+class Tensor;
+namespace autograd {
+class Node;
+struct AutogradMeta;  // core/src/autograd/meta.h
+}  // namespace autograd
+
 class TensorImpl : public detail::RefCounted, public detail::Pooled<TensorImpl> {
  public:
   TensorImpl(Storage storage, DType dtype, IntArrayRef sizes, IntArrayRef strides,
              int64_t storage_offset);
+  ~TensorImpl();
 
   const Storage& storage() const { return storage_; }
   DType dtype() const { return dtype_; }
@@ -54,6 +63,23 @@ class TensorImpl : public detail::RefCounted, public detail::Pooled<TensorImpl> 
   // to this impl sees the new shape, views of the old storage keep it.
   void resize_contiguous(IntArrayRef sizes);
 
+  // --- autograd state (core/src/autograd/) ----------------------------------
+  // True when this tensor is a leaf that requires grad or has a grad_fn; a
+  // view also requires grad when its base does. The dispatcher's only
+  // autograd cost for other tensors is this check.
+  bool requires_grad() const {
+    return requires_grad_ || (view_base_ && view_base_->requires_grad_);
+  }
+  // The autograd record, made on first need (nullptr for most tensors).
+  autograd::AutogradMeta* autograd_meta() const { return autograd_.get(); }
+  autograd::AutogradMeta& ensure_autograd_meta();
+  void set_requires_grad_flag(bool v) { requires_grad_ = v; }
+  // For a view made while grad mode was on: the tensor it is a view of (the
+  // root, never itself a view). An in-place write through the view updates
+  // the base's graph; the view's grad_fn follows the base's.
+  TensorImpl* view_base() const { return view_base_.get(); }
+  void set_view_base(detail::IntrusivePtr<TensorImpl> base) { view_base_ = std::move(base); }
+
  private:
   Storage storage_;
   DimVector sizes_;
@@ -63,6 +89,9 @@ class TensorImpl : public detail::RefCounted, public detail::Pooled<TensorImpl> 
   DType dtype_;
   bool contiguous_;
   bool wrapped_number_ = false;
+  bool requires_grad_ = false;
+  std::unique_ptr<autograd::AutogradMeta> autograd_;
+  detail::IntrusivePtr<TensorImpl> view_base_;
 };
 
 // Row-major strides for `sizes`.
@@ -176,6 +205,36 @@ class Tensor {
   Tensor& uniform_(double from = 0, double to = 1);
   Tensor& normal_(double mean = 0, double std = 1);
 
+  // --- autograd (loom/autograd.h) -------------------------------------------
+  bool requires_grad() const { return checked()->requires_grad(); }
+  // Makes this leaf require grad (floating-point dtypes only); an error on a
+  // non-leaf, whose requires_grad follows from its inputs.
+  Tensor& requires_grad_(bool requires_grad = true);
+  // A leaf: made by the user rather than by an op that recorded a grad_fn.
+  bool is_leaf() const;
+  // The accumulated gradient (undefined until a backward reaches it).
+  const Tensor& grad() const;
+  Tensor& mutable_grad();
+  // The node that computes this tensor's gradient's effect on its inputs
+  // (nullptr for leaves and tensors that do not require grad).
+  detail::IntrusivePtr<autograd::Node> grad_fn() const;
+  // Which output of grad_fn this tensor is.
+  uint32_t output_nr() const;
+  // The same data and shape, outside the graph (shares the version counter).
+  Tensor detach() const;
+  Tensor& detach_();
+  // Keep .grad for a non-leaf after backward.
+  void retain_grad();
+  bool retains_grad() const;
+  // `hook` sees (and may replace) this tensor's gradient during backward.
+  int64_t register_hook(std::function<Tensor(const Tensor&)> hook);
+  void remove_hook(int64_t id);
+  // Backward from this tensor (see autograd::backward).
+  void backward(const Tensor& gradient = Tensor(), std::optional<bool> retain_graph = std::nullopt,
+                bool create_graph = false) const;
+  // How many in-place writes this tensor's memory has seen.
+  uint32_t _version() const { return storage()->version(); }
+
   // Like PyTorch's repr: tensor([[1., 2.], [3., 4.]], device='sim:0').
   std::string str() const;
 
@@ -188,6 +247,14 @@ class Tensor {
 };
 
 std::ostream& operator<<(std::ostream& os, const Tensor& t);
+
+namespace detail {
+// A view of `self`'s storage; in grad mode it is tracked as a view and gets
+// a grad_fn named `grad_fn_name` when `self` requires grad. `expand`: the
+// view repeats elements (stride 0), so its gradient is summed back.
+Tensor make_view(const Tensor& self, IntArrayRef sizes, IntArrayRef strides, int64_t offset,
+                 const char* grad_fn_name, bool expand = false);
+}  // namespace detail
 
 // Tensor from host values of type T (the dtype follows T) with `sizes`.
 template <class T>

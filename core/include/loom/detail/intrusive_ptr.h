@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <type_traits>
 #include <utility>
 
 namespace loom::detail {
@@ -33,6 +34,11 @@ class IntrusivePtr {
   explicit IntrusivePtr(T* p) : p_(p) { retain(); }
   IntrusivePtr(const IntrusivePtr& o) : p_(o.p_) { retain(); }
   IntrusivePtr(IntrusivePtr&& o) noexcept : p_(std::exchange(o.p_, nullptr)) {}
+  // From a pointer to a derived class (a FormulaNode as a Node).
+  template <class U, class = std::enable_if_t<std::is_convertible_v<U*, T*>>>
+  IntrusivePtr(const IntrusivePtr<U>& o) : p_(o.get()) {  // NOLINT: implicit like T*
+    retain();
+  }
   IntrusivePtr& operator=(const IntrusivePtr& o) {
     IntrusivePtr(o).swap(*this);
     return *this;

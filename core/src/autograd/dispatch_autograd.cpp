@@ -1,0 +1,189 @@
+// dispatch_autograd.cpp — the autograd layer above the device kernels.
+//
+// dispatch() comes here only when grad mode is on and some tensor argument
+// requires grad (core/src/dispatch.cpp); every other call pays one flag test
+// per argument. Here an op
+//   - with a Formula runs below autograd (grad mode off) and records a
+//     FormulaNode;
+//   - without one but with a composite runs the composite with autograd on,
+//     so the ops it calls record themselves;
+//   - with neither records a node whose backward is an error naming it.
+// In-place ops without a formula of their own run their out-of-place form
+// (recorded) and copy the result in, then take its history: the old value
+// they overwrite is then never needed.
+#include "nodes.h"
+
+#include <loom/ops.h>
+
+namespace loom {
+namespace detail {
+void prepare_call(OpCall& call);  // dispatch.cpp
+}  // namespace detail
+
+namespace autograd::detail {
+namespace {
+
+bool differentiable(DType t) { return is_floating_point(t); }
+
+bool is_leaf_impl(const TensorImpl* t) {
+  const AutogradMeta* m = t->autograd_meta();
+  return !m || !m->grad_fn;
+}
+
+void run_below_autograd(OpCall& call) {
+  NoGradGuard no_grad;
+  dispatch(call);
+}
+
+// The FormulaNode for a call whose forward has run (edges taken before).
+NodePtr make_formula_node(const OpCall& call, const Formula& f) {
+  auto node = loom::detail::make_intrusive<FormulaNode>(f, *call.op);
+  const size_t n = call.args.size();
+  node->inputs_.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    const Tensor* a = call.args[i];
+    if (a && a->defined()) {
+      node->next_edges_.push_back(gradient_edge(*a));
+      node->inputs_[i] = {DimVector(a->sizes()), a->dtype(), a->device()};
+    } else {
+      node->next_edges_.push_back(Edge{});
+    }
+  }
+  if (f.save_inputs) {
+    node->saved_inputs_.resize(n);
+    for (size_t i = 0; i < n && i < 32; ++i) {
+      const Tensor* a = call.args[i];
+      if ((f.save_inputs >> i & 1u) && a && a->defined()) node->saved_inputs_[i] = SavedVariable(*a, false);
+    }
+  }
+  if (!call.values.empty()) node->values_.assign(call.values.data(), call.values.size());
+  return node;
+}
+
+// Gives the call's outputs their history and saves those the formula needs.
+void attach_outputs(OpCall& call, FormulaNode& node, const Formula& f) {
+  const size_t n = call.outputs.size();
+  for (size_t o = 0; o < n; ++o) {
+    const Tensor& r = call.outputs[o].result;
+    node.input_meta_.push_back(meta_of(r));
+    if (differentiable(r.dtype())) set_history(r, {NodePtr(&node), static_cast<uint32_t>(o)});
+  }
+  if (f.save_outputs) {
+    node.saved_outputs_.resize(n);
+    for (size_t o = 0; o < n && o < 32; ++o)
+      if (f.save_outputs >> o & 1u) node.saved_outputs_[o] = SavedVariable(call.outputs[o].result, true);
+  }
+}
+
+void check_inplace_allowed(const OpCall& call, const Tensor& self) {
+  const TensorImpl* base = self.impl()->view_base();
+  if (base) {
+    LOOM_CHECK(!(base->requires_grad() && is_leaf_impl(base)), call.op->name(),
+               ": a view of a leaf tensor that requires grad is being used in an in-place "
+               "operation. Do it under NoGradGuard, or on a clone.");
+  } else {
+    LOOM_CHECK(!(self.requires_grad() && is_leaf_impl(self.impl())), call.op->name(),
+               ": a leaf tensor that requires grad is being used in an in-place operation. Do it "
+               "under NoGradGuard (as optimizers do), or on a clone.");
+  }
+}
+
+// The out-of-place op "name" of the in-place op "name_".
+const OpDef& out_of_place_partner(const OpDef& op) {
+  const std::string& n = op.name();
+  const OpDef* p = n.size() > 1 && n.back() == '_' ? Dispatcher::instance().find(n.substr(0, n.size() - 1))
+                                                   : nullptr;
+  LOOM_CHECK(p, op.name(), ": in-place op has no derivative formula and no out-of-place form to "
+                "differentiate; it cannot write into a tensor that requires grad");
+  return *p;
+}
+
+void dispatch_inplace(OpCall& call) {
+  const Tensor& self = call.arg(0);
+  check_inplace_allowed(call, self);
+  if (const Formula* f = call.op->formula()) {
+    // An in-place op with its own formula (copy_, fill_): edges to the old
+    // value are taken before it is overwritten.
+    NodePtr node = f->backward ? make_formula_node(call, *f) : NodePtr();
+    run_below_autograd(call);
+    if (!node) {
+      rebase_history(self, Edge{});
+      return;
+    }
+    auto& fn = static_cast<FormulaNode&>(*node);
+    fn.input_meta_.push_back(meta_of(self));
+    rebase_history(self, {node, 0});
+    return;
+  }
+  // Validate as the in-place op would (shape may not grow, dtype must hold
+  // the result), then compute out of place with autograd.
+  ::loom::detail::prepare_call(call);
+  const OpDef& partner = out_of_place_partner(*call.op);
+  const Formula* pf = partner.formula();
+  OpCall pc(partner);
+  for (const Tensor* a : call.args) pc.args.push_back(a);
+  for (const LoomValue& v : call.values) pc.values.push_back(v);
+  pc.device = call.device;
+  Tensor old_self;
+  if (!pf || (pf->save_inputs & 1u)) {
+    // The partner keeps `self` for backward, and we are about to overwrite it.
+    if (self.requires_grad()) old_self = self.clone();
+    else {
+      NoGradGuard no_grad;
+      old_self = self.clone();
+    }
+    pc.args[0] = &old_self;
+  }
+  dispatch(pc);
+  const Tensor r = pc.outputs[0].result;
+  {
+    NoGradGuard no_grad;
+    const_cast<Tensor&>(self).copy_(r);
+  }
+  rebase_history(self, r.requires_grad() ? gradient_edge(r) : Edge{});
+  call.outputs.clear();
+  auto& plan = call.outputs.emplace_back();
+  plan.dtype = self.dtype();
+  plan.sizes = DimVector(self.sizes());
+  plan.result = self;
+}
+
+}  // namespace
+
+void dispatch_with_grad(OpCall& call) {
+  LOOM_CHECK(call.out_args.empty(), call.op->name(),
+             ": out= arguments don't support automatic differentiation, but one of the arguments "
+             "requires grad");
+  if (call.op->schema().is_inplace()) {
+    dispatch_inplace(call);
+    return;
+  }
+  if (const Formula* f = call.op->formula()) {
+    if (!f->backward) {  // not differentiable: outputs never require grad
+      run_below_autograd(call);
+      return;
+    }
+    NodePtr node = make_formula_node(call, *f);
+    run_below_autograd(call);
+    attach_outputs(call, static_cast<FormulaNode&>(*node), *f);
+    return;
+  }
+  if (CompositeFn composite = call.op->composite()) {
+    // Differentiate through the ops the composite calls.
+    ::loom::detail::prepare_call(call);
+    composite(call);
+    return;
+  }
+  // Neither: the forward runs; backward through it says why it cannot.
+  auto node = loom::detail::make_intrusive<NotImplementedNode>(call.op->name());
+  for (const Tensor* a : call.args) node->next_edges_.push_back(a && a->defined() ? gradient_edge(*a) : Edge{});
+  run_below_autograd(call);
+  for (size_t o = 0; o < call.outputs.size(); ++o) {
+    const Tensor& r = call.outputs[o].result;
+    node->input_meta_.push_back(meta_of(r));
+    if (differentiable(r.dtype())) set_history(r, {node, static_cast<uint32_t>(o)});
+  }
+}
+
+}  // namespace autograd::detail
+}  // namespace loom
