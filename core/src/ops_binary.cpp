@@ -157,6 +157,13 @@ LOOM_DERIVATIVE(div_def, "DivBackward0", autograd::inputs(0, 1), autograd::none(
                   if (c.needs_grad(1)) c.set(1, neg(c.grad()) * c.input(0) / (b * b));
                 })
 
+LOOM_DERIVATIVE(where_def, "WhereBackward0", autograd::inputs(0), autograd::none(),
+                [](autograd::BackwardContext& c) {
+                  const Tensor cond = c.input(0);
+                  if (c.needs_grad(1)) c.set(1, where(cond, c.grad(), 0.0));
+                  if (c.needs_grad(2)) c.set(2, where(cond, 0.0, c.grad()));
+                })
+
 LoomValue rounding_value(const std::optional<std::string>& mode) {
   if (!mode) return detail::none_value();
   LoomValue v{};
@@ -218,6 +225,10 @@ Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
 Tensor where(const Tensor& condition, const Tensor& a, Scalar b) {
   const Tensor bt = scalar_tensor(b, a.device());
   return where(condition, a, bt);
+}
+Tensor where(const Tensor& condition, Scalar a, const Tensor& b) {
+  const Tensor at = scalar_tensor(a, b.device());
+  return where(condition, at, b);
 }
 Tensor lerp(const Tensor& a, const Tensor& end, const Tensor& weight) {
   return detail::run_op(lerp_def(), {&a, &end, &weight});

@@ -78,6 +78,7 @@ LOOM_BINARY_OPS(LOOM_DECLARE_BINARY)
 #undef LOOM_DECLARE_BINARY
 Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b);
 Tensor where(const Tensor& condition, const Tensor& a, Scalar b);
+Tensor where(const Tensor& condition, Scalar a, const Tensor& b);
 Tensor lerp(const Tensor& a, const Tensor& end, const Tensor& weight);
 Tensor lerp(const Tensor& a, const Tensor& end, Scalar weight);
 

@@ -88,11 +88,16 @@ void check_inplace_allowed(const OpCall& call, const Tensor& self) {
   }
 }
 
-// The out-of-place op "name" of the in-place op "name_".
+// The out-of-place op "name" of the in-place op "name_" (overloads keep
+// their suffix: "scatter_.src" pairs with "scatter.src").
 const OpDef& out_of_place_partner(const OpDef& op) {
   const std::string& n = op.name();
-  const OpDef* p = n.size() > 1 && n.back() == '_' ? Dispatcher::instance().find(n.substr(0, n.size() - 1))
-                                                   : nullptr;
+  const size_t dot = n.find('.');
+  const std::string base = n.substr(0, dot);
+  const OpDef* p = base.size() > 1 && base.back() == '_'
+                       ? Dispatcher::instance().find(base.substr(0, base.size() - 1) +
+                                                     (dot == std::string::npos ? "" : n.substr(dot)))
+                       : nullptr;
   LOOM_CHECK(p, op.name(), ": in-place op has no derivative formula and no out-of-place form to "
                 "differentiate; it cannot write into a tensor that requires grad");
   return *p;
