@@ -1,0 +1,2 @@
+// autograd_cases_nn.cpp — gradcheck cases for the nn family (see autograd_cases.h).
+#include "autograd_cases.h"
