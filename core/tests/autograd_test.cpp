@@ -229,3 +229,9 @@ TEST_CASE("gradcheck: a wrong gradient is reported with input, element and both 
                                     "to input 0 element [0, 0]") &&
                         Catch::Contains("numerical") && Catch::Contains("analytical"));
 }
+
+TEST_CASE("autograd: printing shows grad_fn or requires_grad, as PyTorch does") {
+  Tensor w = loom::from_vector<float>({1, 2}, {2}).requires_grad_();
+  CHECK(w.str() == "tensor([1., 2.], requires_grad=True)");
+  CHECK((w * w).str() == "tensor([1., 4.], grad_fn=<MulBackward0>)");
+}
