@@ -235,3 +235,39 @@ TEST_CASE("autograd: printing shows grad_fn or requires_grad, as PyTorch does") 
   CHECK(w.str() == "tensor([1., 2.], requires_grad=True)");
   CHECK((w * w).str() == "tensor([1., 4.], grad_fn=<MulBackward0>)");
 }
+
+TEST_CASE("autograd: views see in-place writes to their base, and to their siblings") {
+  Tensor x = leaf({1, 2, 3, 4});
+  {
+    Tensor y = x * 1.0;
+    Tensor v = y.narrow(0, 0, 2);
+    y.mul_(vec({2, 2, 2, 2}));  // the base changes after the view was taken
+    CHECK(values(v) == std::vector<double>{2, 4});
+    (v * v).sum().backward();  // d/dx (2x)^2 = 8x on the view's part
+    CHECK(values(x.grad()) == std::vector<double>{8, 16, 0, 0});
+  }
+  x.mutable_grad() = Tensor();
+  {
+    Tensor y = x * 1.0;
+    Tensor v1 = y.narrow(0, 0, 2);
+    Tensor v2 = y.narrow(0, 2, 2);
+    v1.mul_(vec({3, 3}));
+    (v1.sum() + v2.sum() + y.sum()).backward();
+    CHECK(values(x.grad()) == std::vector<double>{6, 6, 2, 2});
+  }
+  x.mutable_grad() = Tensor();
+  {
+    Tensor y = x * 1.0;
+    y.view({2, 2}).select(0, 1).mul_(vec({5, 5}));  // a view of a view
+    y.sum().backward();
+    CHECK(values(x.grad()) == std::vector<double>{1, 1, 5, 5});
+  }
+}
+
+TEST_CASE("autograd: detach shares the version counter, so a saved tensor changed through it is caught") {
+  Tensor x = leaf({1, 2});
+  Tensor y = x * 1.0;
+  Tensor z = y * y;  // saves y
+  y.detach().mul_(vec({2, 2}));
+  CHECK_THROWS_WITH(z.sum().backward(), Catch::Contains("MulBackward0"));
+}
