@@ -271,3 +271,32 @@ TEST_CASE("autograd: detach shares the version counter, so a saved tensor change
   y.detach().mul_(vec({2, 2}));
   CHECK_THROWS_WITH(z.sum().backward(), Catch::Contains("MulBackward0"));
 }
+
+TEST_CASE("autograd: a custom function's backward is used, and checked by gradcheck") {
+  // cube(x) computed outside autograd, with a hand-written backward.
+  auto cube = [](const std::vector<Tensor>& in) {
+    Tensor y;
+    {
+      ag::NoGradGuard no_grad;
+      y = in[0] * in[0] * in[0];
+    }
+    Tensor x = in[0];
+    ag::record_custom_function("CubeBackward", {x}, {y}, [x](const std::vector<Tensor>& g) {
+      return std::vector<Tensor>{g[0] * x * x * 3.0};
+    });
+    return std::vector<Tensor>{y};
+  };
+  Tensor x = leaf({1, 2});
+  Tensor y = cube({x})[0];
+  CHECK(y.grad_fn()->name() == "CubeBackward");
+  CHECK(ag::gradcheck(cube, {loom::randn({3}, DType::Float64).requires_grad_()}));
+  CHECK(ag::gradgradcheck(cube, {loom::randn({3}, DType::Float64).requires_grad_()}));
+}
+
+TEST_CASE("autograd: backward from several roots sums their contributions") {
+  Tensor x = leaf({1, 2});
+  Tensor a = x * 2.0;
+  Tensor b = x * x;
+  ag::backward({a, b}, {vec({1, 1}), vec({10, 10})});
+  CHECK(values(x.grad()) == std::vector<double>{2 + 20, 2 + 40});
+}

@@ -136,14 +136,17 @@ void record_view(const Tensor& input, const Tensor& view, const char* name, bool
   set_history(view, {std::move(node), 0});
 }
 
-void record_function(const char* name, const std::vector<Tensor>& inputs,
+void record_function(std::string name, const std::vector<Tensor>& inputs,
                      const std::vector<Tensor>& outputs, FunctionNode::Fn fn) {
   if (!GradMode::is_enabled()) return;
   bool any = false;
   for (const auto& t : inputs) any = any || (t.defined() && t.requires_grad());
   if (!any) return;
-  auto node = loom::detail::make_intrusive<FunctionNode>(name, std::move(fn));
-  for (const auto& t : inputs) node->next_edges_.push_back(t.defined() ? gradient_edge(t) : Edge{});
+  auto node = loom::detail::make_intrusive<FunctionNode>(std::move(name), std::move(fn));
+  for (const auto& t : inputs) {
+    node->next_edges_.push_back(t.defined() ? gradient_edge(t) : Edge{});
+    node->input_of_.push_back(t.defined() ? meta_of(t) : OutputMeta{});
+  }
   for (const auto& t : outputs) node->input_meta_.push_back(meta_of(t));
   for (size_t i = 0; i < outputs.size(); ++i)
     if (is_floating_point(outputs[i].dtype())) set_history(outputs[i], {node, static_cast<uint32_t>(i)});
@@ -157,6 +160,11 @@ Tensor reduce_to_input(Tensor grad, IntArrayRef sizes, DType dtype, Device devic
 }
 
 }  // namespace detail
+
+void record_custom_function(std::string name, const std::vector<Tensor>& inputs,
+                            const std::vector<Tensor>& outputs, CustomBackward backward) {
+  detail::record_function(std::move(name), inputs, outputs, std::move(backward));
+}
 
 Tensor sum_to(const Tensor& grad, IntArrayRef sizes) {
   const int64_t lead = grad.dim() - static_cast<int64_t>(sizes.size());
@@ -256,6 +264,21 @@ std::vector<Tensor> CopySlices::apply(std::vector<Tensor>&& grads) {
   Tensor slice = buf.as_strided(view_.sizes, view_.strides, rel).clone();
   buf.as_strided(view_.sizes, view_.strides, rel).zero_();
   return {buf.as_strided(base_.sizes, base_.strides, 0), slice};
+}
+
+std::vector<Tensor> FunctionNode::apply(std::vector<Tensor>&& grads) {
+  std::vector<Tensor> out = fn_(grads);
+  LOOM_CHECK(out.size() == next_edges_.size(), name_, ": backward returned ", out.size(),
+             " gradients but the function has ", next_edges_.size(), " inputs");
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (!out[i].defined() || !next_edges_[i].valid()) {
+      out[i] = Tensor();
+      continue;
+    }
+    const OutputMeta& in = input_of_[i];  // sum_to names a shape that does not fit
+    out[i] = detail::reduce_to_input(std::move(out[i]), in.sizes, in.dtype, in.device);
+  }
+  return out;
 }
 
 std::vector<Tensor> NotImplementedNode::apply(std::vector<Tensor>&&) {
