@@ -300,3 +300,13 @@ TEST_CASE("autograd: backward from several roots sums their contributions") {
   ag::backward({a, b}, {vec({1, 1}), vec({10, 10})});
   CHECK(values(x.grad()) == std::vector<double>{2 + 20, 2 + 40});
 }
+
+TEST_CASE("autograd: a very long graph is freed without deep recursion") {
+  Tensor x = leaf({1});
+  Tensor w = vec({1.0});
+  Tensor y = x;
+  for (int i = 0; i < 200000; ++i) y = y * w;
+  y.backward();
+  CHECK(values(x.grad()) == std::vector<double>{1});
+  y = Tensor();  // drops the whole chain
+}

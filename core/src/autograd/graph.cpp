@@ -18,7 +18,23 @@ bool GradMode::is_enabled() { return grad_enabled; }
 void GradMode::set_enabled(bool enabled) { grad_enabled = enabled; }
 
 Node::Node() : sequence_nr_(detail::next_sequence_nr()) {}
-Node::~Node() = default;
+
+// A long chain (an RNN unrolled over many steps) would free node after node
+// recursively and overflow the stack. Children are parked instead and freed
+// one at a time by the outermost destructor.
+Node::~Node() {
+  thread_local std::vector<NodePtr> parked;
+  thread_local bool draining = false;
+  for (Edge& e : next_edges_)
+    if (e.fn) parked.push_back(std::move(e.fn));
+  if (draining) return;
+  draining = true;
+  while (!parked.empty()) {
+    NodePtr last = std::move(parked.back());
+    parked.pop_back();
+  }  // `last` dies here, parking its own children
+  draining = false;
+}
 
 int64_t Node::add_pre_hook(uint32_t input_nr, GradHook hook, bool run_last) {
   const int64_t id = hook_ids.fetch_add(1);
