@@ -148,10 +148,13 @@ LOOM_CORE_OP(lerp_inplace_def, "lerp_(Tensor(a!) self, Tensor end, Tensor weight
              prepare_lerp_inplace, inplace_via_out_of_place)
 
 // ---- derivatives ------------------------------------------------------------------
-// Rounding division is piecewise constant: no gradient flows through it.
 LOOM_DERIVATIVE(div_def, "DivBackward0", autograd::inputs(0, 1), autograd::none(),
                 [](autograd::BackwardContext& c) {
-                  if (!c.is_none(0)) return;
+                  if (!c.is_none(0)) {  // piecewise constant: zero almost everywhere
+                    for (size_t i = 0; i < 2; ++i)
+                      if (c.needs_grad(i)) c.set(i, zeros_like(c.grad()));
+                    return;
+                  }
                   const Tensor b = c.input(1);
                   if (c.needs_grad(0)) c.set(0, c.grad() / b);
                   if (c.needs_grad(1)) c.set(1, neg(c.grad()) * c.input(0) / (b * b));

@@ -310,3 +310,15 @@ TEST_CASE("autograd: a very long graph is freed without deep recursion") {
   CHECK(values(x.grad()) == std::vector<double>{1});
   y = Tensor();  // drops the whole chain
 }
+
+TEST_CASE("autograd: an overlapping as_strided view sums its gradient per memory location") {
+  Tensor x = leaf({1, 2, 3});
+  // Sliding windows of 2 over 3 elements: x[1] appears twice.
+  Tensor w = x.as_strided({2, 2}, {1, 1}, 0);
+  (w * vec({10, 20})).sum().backward();
+  CHECK(values(x.grad()) == std::vector<double>{10, 30, 20});
+  auto fn = [](const std::vector<Tensor>& a) {
+    return std::vector<Tensor>{a[0].as_strided({3, 2}, {1, 0}, 0) * 2.0};
+  };
+  CHECK(ag::gradcheck(fn, {loom::randn({3}, DType::Float64).requires_grad_()}));
+}

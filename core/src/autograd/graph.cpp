@@ -3,6 +3,7 @@
 #include "nodes.h"
 
 #include <loom/ops.h>
+#include <loom/ops/indexing.h>
 
 #include <algorithm>
 
@@ -245,6 +246,37 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grads) {
   return {};
 }
 
+namespace {
+// Whether two elements of `v` share a memory location: with its dims sorted
+// by stride, each stride must step past everything the smaller ones span.
+bool overlaps(const Geometry& v) {
+  std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size)
+  for (size_t i = 0; i < v.sizes.size(); ++i) {
+    if (v.sizes[i] == 0) return false;
+    if (v.sizes[i] > 1) dims.emplace_back(v.strides[i], v.sizes[i]);
+  }
+  std::sort(dims.begin(), dims.end());
+  int64_t span = 0;  // the largest offset the smaller dims reach
+  for (const auto& [stride, size] : dims) {
+    if (stride <= span) return true;
+    span += (size - 1) * stride;
+  }
+  return false;
+}
+
+// The memory offset (from `rel`) of every element of `v`, row-major.
+Tensor storage_indices(const Geometry& v, int64_t rel, Device device) {
+  Tensor idx = loom::full({}, rel, DType::Int64, device);
+  for (size_t i = 0; i < v.sizes.size(); ++i) {
+    Tensor step = loom::arange(0, v.sizes[i] * v.strides[i], std::max<int64_t>(v.strides[i], 1),
+                               DType::Int64, device);
+    if (v.strides[i] == 0) step = loom::zeros({v.sizes[i]}, DType::Int64, device);
+    idx = idx.unsqueeze(-1) + step;
+  }
+  return idx.reshape({-1});
+}
+}  // namespace
+
 std::vector<Tensor> ViewNode::apply(std::vector<Tensor>&& grads) {
   const Tensor& g = grads[0];
   if (!g.defined()) return {Tensor()};
@@ -261,7 +293,13 @@ std::vector<Tensor> ViewNode::apply(std::vector<Tensor>&& grads) {
     if (input_.sizes[i] > 0) extent += (input_.sizes[i] - 1) * input_.strides[i];
   if (in_numel == 0) extent = 0;
   Tensor buf = loom::zeros({extent}, g.dtype(), g.device());
-  buf.as_strided(view_.sizes, view_.strides, view_.offset - input_.offset).copy_(g);
+  const int64_t rel = view_.offset - input_.offset;
+  if (!overlaps(view_)) {
+    buf.as_strided(view_.sizes, view_.strides, rel).copy_(g);
+  } else {
+    // Several view elements share a memory location: their gradients add.
+    buf = loom::index_add(buf, 0, storage_indices(view_, rel, g.device()), g.reshape({-1}));
+  }
   return {buf.as_strided(input_.sizes, input_.strides, 0)};
 }
 
