@@ -35,6 +35,15 @@ std::vector<GradCase> signed_unary_cases(Tensor (*op)(const Tensor&), double lo,
   return cases;
 }
 
+// maximum / minimum, without ties (the test below covers those).
+std::vector<GradCase> extremum_cases(Tensor (*op)(const Tensor&, const Tensor&)) {
+  auto f = [op](const Args& x) { return out(op(x[0], x[1])); };
+  return {{"broadcast", {values({-1, 0.2, 0.9, 0.1, -0.6, 0.4}, {2, 3}), values({0, 0.5, -0.3}, {3})}, f},
+          {"strided", {strided_arg({2, 3}, 0, 1), strided_arg({2, 3}, 2, 3)},
+           [op](const Args& x) { return out(op(x[1], x[0]) * x[0]); }},
+          {"0-d", {arg({}, 0.5, 1), values({0.2, 1.5}, {2})}, f}};
+}
+
 }  // namespace
 
 // ---- unary ----------------------------------------------------------------------------
@@ -136,22 +145,8 @@ LOOM_GRAD_CASES("pow", [] {
       {"0-d base", {arg({}, 0.5, 2), strided_arg({2, 2}, -1, 2)},
        [](const Args& x) { return out(loom::pow(x[0], x[1])); }}};
 })
-LOOM_GRAD_CASES("maximum", [] {
-  return std::vector<GradCase>{
-      {"broadcast", {values({-1, 0.2, 0.9, 0.1, -0.6, 0.4}, {2, 3}), values({0, 0.5, -0.3}, {3})},
-       [](const Args& x) { return out(loom::maximum(x[0], x[1])); }},
-      {"strided", {strided_arg({2, 3}, 0, 1), strided_arg({2, 3}, 2, 3)},
-       [](const Args& x) { return out(loom::maximum(x[1], x[0]) * x[0]); }},
-      {"0-d", {arg({}, 0.5, 1), values({0.2, 1.5}, {2})}, [](const Args& x) { return out(loom::maximum(x[0], x[1])); }}};
-})
-LOOM_GRAD_CASES("minimum", [] {
-  return std::vector<GradCase>{
-      {"broadcast", {values({-1, 0.2, 0.9, 0.1, -0.6, 0.4}, {2, 3}), values({0, 0.5, -0.3}, {3})},
-       [](const Args& x) { return out(loom::minimum(x[0], x[1])); }},
-      {"strided", {strided_arg({2, 3}, 0, 1), strided_arg({2, 3}, 2, 3)},
-       [](const Args& x) { return out(loom::minimum(x[1], x[0]) * x[1]); }},
-      {"0-d", {arg({}, 0.5, 1), values({0.2, 1.5}, {2})}, [](const Args& x) { return out(loom::minimum(x[0], x[1])); }}};
-})
+LOOM_GRAD_CASES("maximum", [] { return extremum_cases(loom::maximum); })
+LOOM_GRAD_CASES("minimum", [] { return extremum_cases(loom::minimum); })
 LOOM_GRAD_CASES("atan2", [] {
   // The divisor stays positive: atan2 jumps across the negative x axis.
   return std::vector<GradCase>{
