@@ -5,10 +5,10 @@
 
 #include <catch2/catch.hpp>
 
+using loom::IntArrayRef;
 using loom::Tensor;
 using loom_test::Args;
 using loom_test::arg;
-using loom_test::constant;
 using loom_test::GradCase;
 using loom_test::out;
 using loom_test::strided_arg;
@@ -18,7 +18,6 @@ namespace {
 Tensor given(std::vector<double> values, std::vector<int64_t> shape) {
   return Tensor(loom::from_vector<double>(values, shape)).requires_grad_();
 }
-using loom::IntArrayRef;
 }  // namespace
 
 // ---- reductions ----------------------------------------------------------------------
@@ -79,7 +78,8 @@ LOOM_GRAD_CASES("norm", [] {
   auto signs = [] { return given({0.5, -1.25, 0.75, -0.3, 1.1, -0.9}, {2, 3}); };
   return std::vector<GradCase>{
       {"2, all", {strided_arg({3, 4})}, [](const Args& x) { return out(loom::norm(x[0])); }},
-      {"2, dims, keepdim", {arg({2, 3, 4})}, [](const Args& x) { return out(loom::norm(x[0], 2, IntArrayRef{0, 2}, true)); }},
+      {"2, dims, keepdim", {arg({2, 3, 4})},
+       [](const Args& x) { return out(loom::norm(x[0], 2, IntArrayRef{0, 2}, true)); }},
       {"1, dim", {signs()}, [](const Args& x) { return out(loom::norm(x[0], 1, IntArrayRef{1})); }},
       {"inf, dim", {signs()}, [](const Args& x) { return out(loom::norm(x[0], INFINITY, IntArrayRef{0})); }},
       {"-inf, all", {signs()}, [](const Args& x) { return out(loom::norm(x[0], -INFINITY)); }},
@@ -155,7 +155,8 @@ LOOM_GRAD_CASES("outer", [] {
 })
 LOOM_GRAD_CASES("addmm", [] {
   return std::vector<GradCase>{
-      {"plain", {arg({2, 4}), arg({2, 3}), arg({3, 4})}, [](const Args& x) { return out(loom::addmm(x[0], x[1], x[2])); }},
+      {"plain", {arg({2, 4}), arg({2, 3}), arg({3, 4})},
+       [](const Args& x) { return out(loom::addmm(x[0], x[1], x[2])); }},
       {"broadcast self, beta, alpha", {arg({4}), strided_arg({2, 3}), arg({3, 4})},
        [](const Args& x) { return out(loom::addmm(x[0], x[1], x[2], 0.5, -2)); }},
       {"beta 0, 0-d self", {arg({}), arg({2, 3}), arg({3, 1})},
@@ -175,7 +176,8 @@ LOOM_GRAD_CASES("linear", [] {
        [](const Args& x) { return out(loom::linear(x[0], x[1])); }},
       {"1-D input, 0-d bias", {arg({3}), arg({2, 3}), arg({})},
        [](const Args& x) { return out(loom::linear(x[0], x[1], x[2])); }},
-      {"1-D weight", {arg({2, 3}), arg({3}), arg({2})}, [](const Args& x) { return out(loom::linear(x[0], x[1], x[2])); }}};
+      {"1-D weight", {arg({2, 3}), arg({3}), arg({2})},
+       [](const Args& x) { return out(loom::linear(x[0], x[1], x[2])); }}};
 })
 
 // ---- shape ---------------------------------------------------------------------------
