@@ -156,6 +156,16 @@ void dispatch_inplace(OpCall& call) {
 }  // namespace
 
 void dispatch_with_grad(OpCall& call) {
+  // A composite that reaches its own op again (X's composite calls X_,
+  // whose out-of-place partner is X) would recurse until the stack ends.
+  thread_local int depth = 0;
+  struct Depth {
+    Depth() { ++depth; }
+    ~Depth() { --depth; }
+  } guard;
+  LOOM_CHECK(depth < 256, call.op->name(),
+             ": autograd recursed through composites 256 deep; the op (or one its composite "
+             "calls) needs a derivative formula");
   LOOM_CHECK(call.out_args.empty(), call.op->name(),
              ": out= arguments don't support automatic differentiation, but one of the arguments "
              "requires grad");
