@@ -26,9 +26,6 @@ inline LoomValue int_value(int64_t i) {
   return v;
 }
 
-// values[i] as a pair for an op with `spatial` (1 or 2) spatial dims: a list
-// of 1 or `spatial` elements, or a single INT. For spatial == 1 the height
-// entry is `neutral` (1 for stride/dilation/kernel, 0 for padding).
 // `v` as a pair, once read_pair has checked it (derivative formulas read
 // the user's values again).
 inline Pair pair_of(const LoomValue& v, int spatial, int64_t neutral) {
@@ -38,6 +35,9 @@ inline Pair pair_of(const LoomValue& v, int spatial, int64_t neutral) {
   return v.u.ints.size == 1 ? Pair{d[0], d[0]} : Pair{d[0], d[1]};
 }
 
+// values[i] as a pair for an op with `spatial` (1 or 2) spatial dims: a list
+// of 1 or `spatial` elements, or a single INT. For spatial == 1 the height
+// entry is `neutral` (1 for stride/dilation/kernel, 0 for padding).
 inline Pair read_pair(const OpCall& call, size_t i, int spatial, const char* arg,
                       int64_t neutral) {
   const LoomValue& v = call.values[i];

@@ -180,7 +180,8 @@ Tensor edge_pad_backward(PadMode mode, const Tensor& g, int64_t d, int64_t befor
 }
 
 // Constant padding's gradient is the opposite crop (or zero-pad): the same
-// op with the pads negated.
+// op with the pads negated. (PyTorch names the node per mode; one op here
+// has one name, that of the default mode.)
 LOOM_DERIVATIVE(pad_op, "ConstantPadNdBackward0", autograd::none(), autograd::none(),
                 [](autograd::BackwardContext& c) {
                   const IntArrayRef p = c.int_list(0);

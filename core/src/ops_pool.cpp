@@ -164,11 +164,11 @@ LOOM_DERIVATIVE(max_pool2d_with_indices_op, "MaxPool2DWithIndicesBackward0", aut
 // to the padded or to the real input) is a product of one count per dim.
 // So pooling is A_h · x · A_wᵀ with A [out, in] holding 1/count over each
 // window, and its gradient A_hᵀ · g · A_w: two matmuls, differentiable again.
-// `window(o)` gives output o's [begin, end) in the input and its count.
 struct Span {
   int64_t begin, end, count;
 };
 
+// A for `out` outputs over `in` inputs; `window(o)` gives output o's Span.
 template <class Window>
 Tensor window_matrix(int64_t out, int64_t in, Window window, const Tensor& like) {
   std::vector<double> a(static_cast<size_t>(out * in), 0.0);
