@@ -39,4 +39,12 @@ void torch_forward_backward_chain(benchmark::State& state) {
 }
 BENCHMARK(torch_forward_backward_chain)->UseRealTime();
 
+void torch_conv2d_forward_backward(benchmark::State& state) {
+  auto x = torch::randn({32, 32, 32, 32}, c10::requires_grad());
+  auto w = torch::randn({32, 32, 3, 3}, c10::requires_grad());
+  auto b = torch::randn({32}, c10::requires_grad());
+  for (auto _ : state) at::conv2d(x, w, b, {1, 1}, {1, 1}).sum().backward();
+}
+BENCHMARK(torch_conv2d_forward_backward)->Unit(benchmark::kMillisecond)->UseRealTime();
+
 }  // namespace

@@ -26,6 +26,15 @@ inline LoomValue int_value(int64_t i) {
   return v;
 }
 
+// `v` as a pair, once read_pair has checked it (derivative formulas read
+// the user's values again).
+inline Pair pair_of(const LoomValue& v, int spatial, int64_t neutral) {
+  if (v.kind == LOOM_VALUE_INT) return spatial == 1 ? Pair{neutral, v.u.i} : Pair{v.u.i, v.u.i};
+  const int64_t* d = v.u.ints.data;
+  if (spatial == 1) return {neutral, d[0]};
+  return v.u.ints.size == 1 ? Pair{d[0], d[0]} : Pair{d[0], d[1]};
+}
+
 // values[i] as a pair for an op with `spatial` (1 or 2) spatial dims: a list
 // of 1 or `spatial` elements, or a single INT. For spatial == 1 the height
 // entry is `neutral` (1 for stride/dilation/kernel, 0 for padding).
@@ -33,14 +42,13 @@ inline Pair read_pair(const OpCall& call, size_t i, int spatial, const char* arg
                       int64_t neutral) {
   const LoomValue& v = call.values[i];
   const std::string_view op = call.op->name();
-  if (v.kind == LOOM_VALUE_INT) return spatial == 1 ? Pair{neutral, v.u.i} : Pair{v.u.i, v.u.i};
-  LOOM_CHECK(v.kind == LOOM_VALUE_INT_LIST, op, ": expected '", arg, "' to be an int list");
-  const int64_t n = v.u.ints.size;
-  LOOM_CHECK(n == 1 || n == spatial, op, ": expected '", arg, "' to have 1 or ", spatial,
-             " elements, but got ", n);
-  const int64_t* d = v.u.ints.data;
-  if (spatial == 1) return {neutral, d[0]};
-  return n == 1 ? Pair{d[0], d[0]} : Pair{d[0], d[1]};
+  if (v.kind != LOOM_VALUE_INT) {
+    LOOM_CHECK(v.kind == LOOM_VALUE_INT_LIST, op, ": expected '", arg, "' to be an int list");
+    const int64_t n = v.u.ints.size;
+    LOOM_CHECK(n == 1 || n == spatial, op, ": expected '", arg, "' to have 1 or ", spatial,
+               " elements, but got ", n);
+  }
+  return pair_of(v, spatial, neutral);
 }
 
 // Each pair of `pairs` must be > 0 (or >= 0 when allow_zero).

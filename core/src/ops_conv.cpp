@@ -5,6 +5,7 @@
 // [N, C, H, W], weight [O, C/groups, kH, kW] (conv_transpose2d:
 // [C, O/groups, kH, kW]), bias [O] or absent, output [N, O, OH, OW];
 // stride, padding, dilation (and output_padding) as 2-element lists.
+#include "autograd/formula.h"
 #include "conv_args.h"
 
 #include <loom/ops.h>
@@ -12,6 +13,8 @@
 namespace loom {
 namespace {
 
+using autograd::BackwardContext;
+using autograd::inputs;
 using detail::Pair;
 
 // The schema's value positions.
@@ -157,6 +160,93 @@ LOOM_CORE_OP(conv_transpose2d_op,
              "conv_transpose2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, "
              "int[2] padding=0, int[2] output_padding=0, int groups=1, int[2] dilation=1) -> Tensor",
              prepare_conv_transpose2d, nullptr)
+
+// ---- derivatives ----------------------------------------------------------------------
+// Written with conv2d and conv_transpose2d, so they run on every device and
+// double backward differentiates them again. They work on the batched 2-D
+// case, as the kernels do: conv1d is height 1, an unbatched input a batch
+// of one.
+
+Tensor to_nchw(const Tensor& t, int spatial, bool batched) {
+  const Tensor r = spatial == 1 ? t.unsqueeze(-2) : t;
+  return batched ? r : r.unsqueeze(0);
+}
+Tensor from_nchw(const Tensor& t, int spatial, bool batched) {
+  const Tensor r = batched ? t : t.squeeze(0);
+  return spatial == 1 ? r.squeeze(-2) : r;
+}
+
+IntArrayRef pair_ref(const Pair& p) { return {p.data(), 2}; }
+
+// The gradient of a convolution's weight: r[b, a, i, j] = Σ_{n,h,w}
+// b[n, b, h, w] · a_padded[n, a, h·stride + i·dil, w·stride + j·dil], over
+// the channels `a` of b's group; shaped [B, A/groups, kH, kW]. It is itself a
+// convolution, with the batch as the channels: a's channels become the
+// batch, b is the kernel, stride and dilation swap roles. The result can
+// have rows past k (what the forward's strides skipped): dropped.
+Tensor conv_weight_grad(const Tensor& a, const Tensor& b, int64_t kH, int64_t kW, const Pair& stride,
+                        const Pair& pad, const Pair& dil, int64_t groups) {
+  const int64_t N = a.size(0), A = a.size(1), H = a.size(2), W = a.size(3);
+  const Tensor as_batch =
+      permute(a.reshape({N, groups, A / groups, H, W}), {2, 1, 0, 3, 4}).reshape({A / groups, groups * N, H, W});
+  const Tensor r = conv2d(as_batch, b.transpose(0, 1), std::nullopt, pair_ref(dil), pair_ref(pad),
+                          pair_ref(stride), groups);
+  return r.narrow(2, 0, kH).narrow(3, 0, kW).transpose(0, 1);
+}
+
+template <int Spatial>
+void conv_backward(BackwardContext& c) {
+  const bool batched = c.input_sizes(0).size() == Spatial + 2;
+  const Pair stride = detail::pair_of(c.value(kStride), Spatial, 1);
+  const Pair pad = detail::pair_of(c.value(kPadding), Spatial, 0);
+  const Pair dil = detail::pair_of(c.value(kDilation), Spatial, 1);
+  const int64_t groups = c.int_arg(kGroups);
+  const Tensor g = to_nchw(c.grad(), Spatial, batched);
+  const Tensor w = to_nchw(c.input(1), Spatial, true);
+  const int64_t kH = w.size(2), kW = w.size(3);
+  if (c.needs_grad(0)) {
+    // conv_transpose2d is the adjoint; output_padding restores the trailing
+    // input rows a strided forward never reached.
+    const IntArrayRef in = c.input_sizes(0);
+    const int64_t H = Spatial == 1 ? 1 : in[in.size() - 2], W = in.back();
+    const Pair opad{H + 2 * pad[0] - ((g.size(2) - 1) * stride[0] + dil[0] * (kH - 1) + 1),
+                    W + 2 * pad[1] - ((g.size(3) - 1) * stride[1] + dil[1] * (kW - 1) + 1)};
+    c.set(0, from_nchw(conv_transpose2d(g, w, std::nullopt, pair_ref(stride), pair_ref(pad), pair_ref(opad),
+                                        groups, pair_ref(dil)),
+                       Spatial, batched));
+  }
+  if (c.needs_grad(1)) {
+    const Tensor x = to_nchw(c.input(0), Spatial, batched);
+    c.set(1, from_nchw(conv_weight_grad(x, g, kH, kW, stride, pad, dil, groups), Spatial, true));
+  }
+  if (c.needs_grad(2)) c.set(2, sum(g, IntArrayRef{0, 2, 3}));
+}
+
+LOOM_DERIVATIVE(conv1d_op, "ConvolutionBackward0", inputs(0, 1), autograd::none(), conv_backward<1>)
+LOOM_DERIVATIVE(conv2d_op, "ConvolutionBackward0", inputs(0, 1), autograd::none(), conv_backward<2>)
+
+LOOM_DERIVATIVE(conv_transpose2d_op, "ConvolutionBackward0", inputs(0, 1), autograd::none(),
+                [](BackwardContext& c) {
+                  const bool batched = c.input_sizes(0).size() == 4;
+                  const Pair stride = detail::pair_of(c.value(kTStride), 2, 1);
+                  const Pair pad = detail::pair_of(c.value(kTPadding), 2, 0);
+                  const Pair dil = detail::pair_of(c.value(kTDilation), 2, 1);
+                  const int64_t groups = c.int_arg(kTGroups);
+                  const Tensor g = to_nchw(c.grad(), 2, batched);
+                  const Tensor w = c.input(1);
+                  if (c.needs_grad(0)) {
+                    // conv2d is the adjoint; an output_padding of at least the
+                    // stride gives it rows past the input's: dropped.
+                    const IntArrayRef in = c.input_sizes(0);
+                    const Tensor r = conv2d(g, w, std::nullopt, pair_ref(stride), pair_ref(pad), pair_ref(dil), groups);
+                    c.set(0, from_nchw(r.narrow(2, 0, in[in.size() - 2]).narrow(3, 0, in.back()), 2, batched));
+                  }
+                  if (c.needs_grad(1)) {
+                    const Tensor x = to_nchw(c.input(0), 2, batched);
+                    c.set(1, conv_weight_grad(g, x, w.size(2), w.size(3), stride, pad, dil, groups));
+                  }
+                  if (c.needs_grad(2)) c.set(2, sum(g, IntArrayRef{0, 2, 3}));
+                })
 
 Tensor run_conv(const OpDef& op, const Tensor& input, const Tensor& weight,
                 const std::optional<Tensor>& bias, IntArrayRef stride, IntArrayRef padding,

@@ -1,6 +1,7 @@
 // ops_nn.cpp — softmax, log_softmax (CPU kernels, plus a composite for
 // devices without one) and scaled_dot_product_attention (composite). What a
 // softmax kernel sees is docs/kernel_conventions.md, "Nn".
+#include "autograd/formula.h"
 #include "core_op.h"
 
 #include <loom/error.h>
@@ -58,6 +59,26 @@ LOOM_CORE_OP(softmax_op, "softmax(Tensor self, int dim, ScalarType? dtype=None) 
              prepare_softmax, softmax_composite<false>)
 LOOM_CORE_OP(log_softmax_op, "log_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
              prepare_softmax, softmax_composite<true>)
+
+// The fused backwards, from the saved output y (a 0-d softmax is constant:
+// no gradient). softmax: y (g - Σ g y); log_softmax: g - exp(y) Σ g.
+int64_t softmax_dim(const autograd::BackwardContext& c) {
+  const int64_t d = c.int_arg(0);
+  return d < 0 ? d + static_cast<int64_t>(c.input_sizes(0).size()) : d;
+}
+
+LOOM_DERIVATIVE(softmax_op, "SoftmaxBackward0", autograd::none(), autograd::outputs(0),
+                [](autograd::BackwardContext& c) {
+                  if (c.input_sizes(0).empty()) return;
+                  const Tensor y = c.output(0), g = c.grad();
+                  c.set(0, y * (g - sum(g * y, IntArrayRef{softmax_dim(c)}, true)));
+                })
+LOOM_DERIVATIVE(log_softmax_op, "LogSoftmaxBackward0", autograd::none(), autograd::outputs(0),
+                [](autograd::BackwardContext& c) {
+                  if (c.input_sizes(0).empty()) return;
+                  const Tensor g = c.grad();
+                  c.set(0, g - exp(c.output(0)) * sum(g, IntArrayRef{softmax_dim(c)}, true));
+                })
 
 // ------------------------------------------------------------- attention ---
 

@@ -1,7 +1,10 @@
 // ops_nn_norm.cpp — layer_norm (a CPU kernel, and a composite for other
 // devices), group_norm and batch_norm (composites). What the layer_norm
 // kernel sees is docs/kernel_conventions.md, "Nn". The composites compute
-// float16/bfloat16 inputs in float32 and cast the result back.
+// float16/bfloat16 inputs in float32 and cast the result back. Each has a
+// fused derivative: the composites' own graphs would be several times
+// larger, and batch_norm must not record its running-statistics update.
+#include "autograd/formula.h"
 #include "core_op.h"
 
 #include <loom/error.h>
@@ -52,6 +55,51 @@ Tensor normalize(const Tensor& x, const Tensor& mean, const Tensor& var, double 
   return (x - mean) * rsqrt(var + num(eps, var));
 }
 
+// ---- derivatives ----------------------------------------------------------------------
+// Backward recomputes the statistics from the saved input (the ops have one
+// output, so they cannot hand them over).
+
+// x normalised over `dims` (biased variance): x̂ = (x - mean) · rstd.
+struct Standardized {
+  Tensor xhat, rstd;
+};
+
+Standardized standardize(const Tensor& x, IntArrayRef dims, double eps) {
+  const Tensor m = mean(x, dims, true);
+  const Tensor rstd = rsqrt(var(x, dims, Scalar(0), true) + num(eps, x));
+  return {(x - m) * rstd, rstd};
+}
+
+// d/dx of x̂ given the gradient g of x̂ (the dims' statistics depend on x):
+// rstd · (g - mean(g) - x̂ · mean(g x̂)).
+Tensor standardize_backward(const Standardized& s, const Tensor& g, IntArrayRef dims) {
+  return s.rstd * (g - mean(g, dims, true) - s.xhat * mean(g * s.xhat, dims, true));
+}
+
+// Every dim but the channels (1): the dims batch_norm reduces and its
+// per-channel parameters' gradients sum over.
+DimVector all_but_channels(int64_t ndim) {
+  DimVector dims;
+  for (int64_t d = 0; d < ndim; ++d)
+    if (d != 1) dims.push_back(d);
+  return dims;
+}
+
+// [1, C, 1, ...]: a per-channel parameter shaped to broadcast over the input.
+DimVector channel_shape(int64_t ndim, int64_t C) {
+  DimVector s(static_cast<size_t>(ndim), 1);
+  s[1] = C;
+  return s;
+}
+
+// The gradients of group_norm's and batch_norm's per-channel weight and bias.
+void set_channel_affine_grads(autograd::BackwardContext& c, const Tensor& g, const Tensor& xhat,
+                              size_t weight, size_t bias) {
+  const DimVector dims = all_but_channels(g.dim());
+  if (c.needs_grad(weight)) c.set(weight, sum(g * xhat, IntArrayRef(dims)));
+  if (c.needs_grad(bias)) c.set(bias, sum(g, IntArrayRef(dims)));
+}
+
 // ------------------------------------------------------------ layer_norm ---
 
 void prepare_layer_norm(OpCall& call) {
@@ -82,11 +130,17 @@ void prepare_layer_norm(OpCall& call) {
   plan_like_input(call);
 }
 
+// The last k dims of an ndim-d tensor: those layer_norm normalises.
+DimVector last_dims(int64_t ndim, int64_t k) {
+  DimVector dims;
+  for (int64_t d = ndim - k; d < ndim; ++d) dims.push_back(d);
+  return dims;
+}
+
 void layer_norm_composite(OpCall& call) {
   const Tensor& in = call.arg(0);
   const int64_t k = call.values[0].u.ints.size;
-  DimVector dims;
-  for (int64_t d = in.dim() - k; d < in.dim(); ++d) dims.push_back(d);
+  const DimVector dims = last_dims(in.dim(), k);
   const Tensor x = in.to(stats_dtype(in.dtype()));
   const Tensor m = mean(x, IntArrayRef(dims), true);
   const Tensor v = var(x, IntArrayRef(dims), Scalar(0), true);
@@ -98,6 +152,19 @@ LOOM_CORE_OP(layer_norm_op,
              "layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, "
              "float eps=1e-05) -> Tensor",
              prepare_layer_norm, layer_norm_composite)
+
+LOOM_DERIVATIVE(layer_norm_op, "NativeLayerNormBackward0", autograd::inputs(0, 1), autograd::none(),
+                [](autograd::BackwardContext& c) {
+                  const Tensor in = c.input(0);
+                  const DimVector dims = last_dims(in.dim(), static_cast<int64_t>(c.int_list(0).size()));
+                  const Tensor x = in.to(stats_dtype(in.dtype())), g = c.grad().to(x.dtype());
+                  const Standardized s = standardize(x, dims, c.float_arg(1));
+                  if (c.needs_grad(0))
+                    c.set(0, standardize_backward(s, c.has_input(1) ? g * c.input(1).to(x.dtype()) : g, dims));
+                  // The node sums these over the leading dims, down to normalized_shape.
+                  if (c.needs_grad(1)) c.set(1, g * s.xhat);
+                  if (c.needs_grad(2)) c.set(2, g);
+                })
 
 // ------------------------------------------------------------ group_norm ---
 
@@ -116,23 +183,39 @@ void prepare_group_norm(OpCall& call) {
   plan_like_input(call);
 }
 
+// t [N, C, *] as [N, groups, C / groups · *]: the groups statistics run over.
+Tensor grouped(const Tensor& t, int64_t groups) {
+  const int64_t N = t.size(0), C = t.size(1);
+  return t.reshape({N, groups, N * C == 0 ? 0 : t.numel() / (N * groups)});
+}
+
 void group_norm_composite(OpCall& call) {
   const Tensor& in = call.arg(0);
-  const int64_t N = in.size(0), C = in.size(1), groups = call.values[0].u.i;
-  const int64_t per_group = N * C == 0 ? 0 : in.numel() / (N * groups);
-  const Tensor x = in.to(stats_dtype(in.dtype())).reshape({N, groups, per_group});
+  const Tensor x = grouped(in.to(stats_dtype(in.dtype())), call.values[0].u.i);
   const Tensor m = mean(x, IntArrayRef{2}, true);
   const Tensor v = var(x, IntArrayRef{2}, Scalar(0), true);
-  DimVector pshape(static_cast<size_t>(in.dim()), 1);
-  pshape[1] = C;
   const Tensor y = normalize(x, m, v, call.values[1].u.f).reshape(in.sizes());
-  call.result() = affine(y, call.args[1], call.args[2], pshape).to(in.dtype());
+  call.result() = affine(y, call.args[1], call.args[2], channel_shape(in.dim(), in.size(1))).to(in.dtype());
 }
 
 LOOM_CORE_OP(group_norm_op,
              "group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, "
              "float eps=1e-05) -> Tensor",
              prepare_group_norm, group_norm_composite)
+
+LOOM_DERIVATIVE(group_norm_op, "NativeGroupNormBackward0", autograd::inputs(0, 1), autograd::none(),
+                [](autograd::BackwardContext& c) {
+                  const Tensor in = c.input(0);
+                  const int64_t groups = c.int_arg(0);
+                  const Tensor x = in.to(stats_dtype(in.dtype())), g = c.grad().to(x.dtype());
+                  const Standardized s = standardize(grouped(x, groups), IntArrayRef{2}, c.float_arg(1));
+                  if (c.needs_grad(0)) {
+                    const Tensor gxhat =
+                        c.has_input(1) ? g * c.input(1).to(x.dtype()).reshape(channel_shape(in.dim(), in.size(1))) : g;
+                    c.set(0, standardize_backward(s, grouped(gxhat, groups), IntArrayRef{2}).reshape(in.sizes()));
+                  }
+                  set_channel_affine_grads(c, g, s.xhat.reshape(in.sizes()), 1, 2);
+                })
 
 // ------------------------------------------------------------ batch_norm ---
 
@@ -169,10 +252,7 @@ void batch_norm_composite(OpCall& call) {
   const bool training = call.values[0].u.i != 0;
   const double momentum = call.values[1].u.f, eps = call.values[2].u.f;
   const int64_t C = in.size(1);
-  DimVector pshape(static_cast<size_t>(in.dim()), 1), dims;
-  pshape[1] = C;
-  for (int64_t d = 0; d < in.dim(); ++d)
-    if (d != 1) dims.push_back(d);
+  const DimVector pshape = channel_shape(in.dim(), C), dims = all_but_channels(in.dim());
   const DType sd = stats_dtype(in.dtype());
   const Tensor x = in.to(sd);
   Tensor m, v;
@@ -201,6 +281,30 @@ LOOM_CORE_OP(batch_norm_op,
              "batch_norm(Tensor input, Tensor? running_mean, Tensor? running_var, Tensor? weight=None, "
              "Tensor? bias=None, bool training=False, float momentum=0.1, float eps=1e-05) -> Tensor",
              prepare_batch_norm, batch_norm_composite)
+
+// The forward runs below autograd, so the running statistics' update
+// records nothing. They get no gradient; in eval mode they are constants.
+LOOM_DERIVATIVE(batch_norm_op, "NativeBatchNormBackward0", autograd::inputs(0, 1, 2, 3), autograd::none(),
+                [](autograd::BackwardContext& c) {
+                  const Tensor in = c.input(0);
+                  const bool training = c.bool_arg(0);
+                  const double eps = c.float_arg(2);
+                  const DimVector dims = all_but_channels(in.dim()), pshape = channel_shape(in.dim(), in.size(1));
+                  const Tensor x = in.to(stats_dtype(in.dtype())), g = c.grad().to(x.dtype());
+                  Standardized s;
+                  if (training) {
+                    s = standardize(x, dims, eps);
+                  } else {
+                    // Read only in eval mode: training updated them in place after they were saved.
+                    const Tensor rstd = rsqrt(c.input(2).to(x.dtype()).reshape(pshape) + num(eps, x));
+                    s = {(x - c.input(1).to(x.dtype()).reshape(pshape)) * rstd, rstd};
+                  }
+                  if (c.needs_grad(0)) {
+                    const Tensor gxhat = c.has_input(3) ? g * c.input(3).to(x.dtype()).reshape(pshape) : g;
+                    c.set(0, training ? standardize_backward(s, gxhat, dims) : gxhat * s.rstd);
+                  }
+                  set_channel_affine_grads(c, g, s.xhat, 3, 4);
+                })
 
 }  // namespace
 

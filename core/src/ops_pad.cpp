@@ -4,6 +4,7 @@
 // one (before, after) pair per input dim, checks PyTorch's rules and sizes the
 // output; a kernel fills it in one pass. Without a kernel the op runs as a
 // composite of full, narrow and copy_ (pad_composite), on any device.
+#include "autograd/formula.h"
 #include "core_op.h"
 
 #include <loom/error.h>
@@ -148,6 +149,57 @@ void pad_composite(OpCall& call) {
 
 LOOM_CORE_OP(pad_op, "pad(Tensor self, int[] pad, str mode='constant', float? value=None) -> Tensor",
              prepare_pad, pad_composite)
+
+// ---- derivative ----------------------------------------------------------------------
+
+// `t` zero-padded by (before, after) along dim d only.
+Tensor pad_dim(const Tensor& t, int64_t d, int64_t before, int64_t after) {
+  std::vector<int64_t> p(static_cast<size_t>(2 * (t.dim() - d)), 0);
+  p[p.size() - 2] = before;
+  p[p.size() - 1] = after;
+  return pad(t, p);
+}
+
+// The gradient of reflect/replicate padding along dim d (input size n): the
+// kept middle goes back in place, and each edge adds onto the input rows it
+// copied (reflect: mirrored, from row 1; replicate: all onto the end row).
+Tensor edge_pad_backward(PadMode mode, const Tensor& g, int64_t d, int64_t before, int64_t after, int64_t n) {
+  const int64_t w = g.size(d);
+  const int64_t lo = std::max<int64_t>(before, 0), hi = std::min(before + n, w);
+  Tensor r = pad_dim(g.narrow(d, lo, hi - lo), d, lo - before, n - (hi - before));
+  const bool reflect = mode == PadMode::Reflect;
+  if (before > 0) {
+    const Tensor e = g.narrow(d, 0, before);
+    r = r + (reflect ? pad_dim(flip(e, {d}), d, 1, n - 1 - before) : pad_dim(sum(e, {d}, true), d, 0, n - 1));
+  }
+  if (after > 0) {
+    const Tensor e = g.narrow(d, w - after, after);
+    r = r + (reflect ? pad_dim(flip(e, {d}), d, n - 1 - after, 1) : pad_dim(sum(e, {d}, true), d, n - 1, 0));
+  }
+  return r;
+}
+
+// Constant padding's gradient is the opposite crop (or zero-pad): the same
+// op with the pads negated. (PyTorch names the node per mode; one op here
+// has one name, that of the default mode.)
+LOOM_DERIVATIVE(pad_op, "ConstantPadNdBackward0", autograd::none(), autograd::none(),
+                [](autograd::BackwardContext& c) {
+                  const IntArrayRef p = c.int_list(0);
+                  const PadMode mode = parse_mode(c.value(1));
+                  if (mode == PadMode::Constant) {
+                    std::vector<int64_t> neg;
+                    for (int64_t v : p) neg.push_back(-v);
+                    c.set(0, pad(c.grad(), neg));
+                    return;
+                  }
+                  const IntArrayRef in = c.input_sizes(0);
+                  Tensor g = c.grad();
+                  for (size_t k = 0; 2 * k < p.size(); ++k) {
+                    const int64_t d = static_cast<int64_t>(in.size() - 1 - k);
+                    g = edge_pad_backward(mode, g, d, p[2 * k], p[2 * k + 1], in[static_cast<size_t>(d)]);
+                  }
+                  c.set(0, g);
+                })
 
 }  // namespace
 

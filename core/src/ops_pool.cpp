@@ -4,19 +4,29 @@
 // The kernel sees [N, C, H, W] input and output views (an unbatched input is
 // N = 1) and every int[2] argument as a 2-element list, stride filled in
 // (conv_args.h).
+#include "autograd/formula.h"
 #include "conv_args.h"
 
 #include <loom/ops.h>
 
+#include <algorithm>
+#include <vector>
+
 namespace loom {
 namespace {
 
+using autograd::BackwardContext;
 using detail::Pair;
 
 // Value positions: max_pool2d(self, kernel_size, stride, padding, dilation, ceil_mode);
 // avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override).
 enum : size_t { kKernel = 0, kStride = 1, kPadding = 2, kMaxDilation = 3, kMaxCeil = 4 };
-enum : size_t { kAvgCeil = 3, kAvgDivisor = 5 };
+enum : size_t { kAvgCeil = 3, kAvgIncludePad = 4, kAvgDivisor = 5 };
+
+// An empty (or None) stride means the kernel size.
+bool stride_given(const LoomValue& v) {
+  return !(v.kind == LOOM_VALUE_INT_LIST && v.u.ints.size == 0) && v.kind != LOOM_VALUE_NONE;
+}
 
 // The input is [N, C, H, W] or [C, H, W] with non-empty C, H, W (N may be 0);
 // returns whether it is batched.
@@ -49,10 +59,7 @@ void prepare_window_pool(OpCall& call, bool with_dilation, bool allow_integers, 
   const std::string_view op = call.op->name();
   const bool batched = check_pool_input(call, allow_integers);
   const Pair k = detail::read_pair(call, kKernel, 2, "kernel_size", 1);
-  Pair stride = k;
-  const LoomValue& sv = call.values[kStride];
-  if (!(sv.kind == LOOM_VALUE_INT_LIST && sv.u.ints.size == 0) && sv.kind != LOOM_VALUE_NONE)
-    stride = detail::read_pair(call, kStride, 2, "stride", 1);
+  const Pair stride = stride_given(call.values[kStride]) ? detail::read_pair(call, kStride, 2, "stride", 1) : k;
   const Pair pad = detail::read_pair(call, kPadding, 2, "padding", 0);
   const Pair dil = with_dilation ? detail::read_pair(call, kMaxDilation, 2, "dilation", 1) : Pair{1, 1};
   const bool ceil = call.values[ceil_at].u.i != 0;
@@ -121,6 +128,99 @@ LOOM_CORE_OP(avg_pool2d_op,
              prepare_avg_pool2d, nullptr)
 LOOM_CORE_OP(adaptive_avg_pool2d_op, "adaptive_avg_pool2d(Tensor self, int[2] output_size) -> Tensor",
              prepare_adaptive_avg_pool2d, nullptr)
+
+// ---- derivatives ----------------------------------------------------------------------
+
+// Max pooling routes each output's gradient to the input element its index
+// names (a flat h * W + w within its plane); overlapping windows add up.
+Tensor max_pool_backward(const Tensor& grad, const Tensor& indices, IntArrayRef in_sizes) {
+  const size_t lead = in_sizes.size() - 2;
+  DimVector plane(in_sizes.begin(), in_sizes.begin() + static_cast<std::ptrdiff_t>(lead)), flat_out(plane);
+  plane.push_back(in_sizes[lead] * in_sizes[lead + 1]);
+  flat_out.push_back(-1);
+  const Tensor zero = zeros(plane, grad.dtype(), grad.device());
+  return scatter_add(zero, static_cast<int64_t>(lead), indices.reshape(flat_out), grad.reshape(flat_out))
+      .reshape(in_sizes);
+}
+
+// max_pool2d keeps no indices: backward finds them again with the forward's arguments.
+Tensor max_pool_indices(const BackwardContext& c) {
+  const Tensor x = c.input(0).detach();
+  OpCall call(max_pool2d_with_indices_op());
+  call.args.push_back(&x);
+  for (size_t i = 0; i <= kMaxCeil; ++i) call.values.push_back(c.value(i));
+  dispatch(call);
+  return std::move(call.outputs[1].result);
+}
+
+LOOM_DERIVATIVE(max_pool2d_op, "MaxPool2DBackward0", autograd::inputs(0), autograd::none(),
+                [](BackwardContext& c) { c.set(0, max_pool_backward(c.grad(), max_pool_indices(c), c.input_sizes(0))); })
+LOOM_DERIVATIVE(max_pool2d_with_indices_op, "MaxPool2DWithIndicesBackward0", autograd::none(),
+                autograd::outputs(1),
+                [](BackwardContext& c) { c.set(0, max_pool_backward(c.grad(0), c.output(1), c.input_sizes(0))); })
+
+// Average pooling is separable: each output averages a window of rows
+// times a window of columns, and the divisor (the window's size, clipped
+// to the padded or to the real input) is a product of one count per dim.
+// So pooling is A_h · x · A_wᵀ with A [out, in] holding 1/count over each
+// window, and its gradient A_hᵀ · g · A_w: two matmuls, differentiable again.
+struct Span {
+  int64_t begin, end, count;
+};
+
+// A for `out` outputs over `in` inputs; `window(o)` gives output o's Span.
+template <class Window>
+Tensor window_matrix(int64_t out, int64_t in, Window window, const Tensor& like) {
+  std::vector<double> a(static_cast<size_t>(out * in), 0.0);
+  for (int64_t o = 0; o < out; ++o) {
+    const auto [begin, end, count] = window(o);
+    for (int64_t i = begin; i < end; ++i) a[static_cast<size_t>(o * in + i)] = 1.0 / static_cast<double>(count);
+  }
+  return from_vector(a, {out, in}).to(like.device(), like.dtype());
+}
+
+Tensor separable_pool_backward(const Tensor& grad, const Tensor& a_h, const Tensor& a_w) {
+  return matmul(matmul(a_h.t(), grad), a_w);
+}
+
+LOOM_DERIVATIVE(avg_pool2d_op, "AvgPool2DBackward0", autograd::none(), autograd::none(), [](BackwardContext& c) {
+  const IntArrayRef in = c.input_sizes(0), out = c.output_sizes(0);
+  const Pair k = detail::pair_of(c.value(kKernel), 2, 1);
+  const Pair stride = stride_given(c.value(kStride)) ? detail::pair_of(c.value(kStride), 2, 1) : k;
+  const Pair pad = detail::pair_of(c.value(kPadding), 2, 0);
+  const bool include_pad = c.bool_arg(kAvgIncludePad);
+  const bool has_divisor = !c.is_none(kAvgDivisor);
+  const Tensor g = c.grad();
+  Tensor a[2];
+  for (size_t d = 0; d < 2; ++d) {
+    const int64_t n = in[in.size() - 2 + d];
+    a[d] = window_matrix(out[out.size() - 2 + d], n, [&](int64_t o) {
+      // PyTorch's window: clipped to the padded input for the count, to the
+      // input for the sum. divisor_override divides once, in the rows' matrix.
+      const int64_t start = o * stride[d] - pad[d], end = std::min(start + k[d], n + pad[d]);
+      const int64_t b = std::max<int64_t>(start, 0), e = std::min(end, n);
+      const int64_t count = has_divisor ? (d == 0 ? c.int_arg(kAvgDivisor) : 1) : include_pad ? end - start : e - b;
+      return Span{b, e, count};
+    }, g);
+  }
+  c.set(0, separable_pool_backward(g, a[0], a[1]));
+})
+
+LOOM_DERIVATIVE(adaptive_avg_pool2d_op, "AdaptiveAvgPool2DBackward0", autograd::none(), autograd::none(),
+                [](BackwardContext& c) {
+                  const IntArrayRef in = c.input_sizes(0), out = c.output_sizes(0);
+                  const Tensor g = c.grad();
+                  Tensor a[2];
+                  for (size_t d = 0; d < 2; ++d) {
+                    const int64_t n = in[in.size() - 2 + d], m = out[out.size() - 2 + d];
+                    // PyTorch's bins: [floor(o n / m), ceil((o + 1) n / m)).
+                    a[d] = window_matrix(m, n, [&](int64_t o) {
+                      const int64_t b = o * n / m, e = ((o + 1) * n + m - 1) / m;
+                      return Span{b, e, e - b};
+                    }, g);
+                  }
+                  c.set(0, separable_pool_backward(g, a[0], a[1]));
+                })
 
 }  // namespace
 

@@ -1,2 +1,295 @@
-// autograd_cases_nn.cpp — gradcheck cases for the nn family (see autograd_cases.h).
+// autograd_cases_nn.cpp — gradcheck cases for the nn family (see autograd_cases.h):
+// convolution, pooling, softmax, attention, losses, normalisation, pad; and
+// plain TEST_CASEs for the C++ losses of ops_loss.cpp, which are not catalog ops.
 #include "autograd_cases.h"
+
+#include <catch2/catch.hpp>
+#include <loom/dispatcher.h>
+
+#include <initializer_list>
+#include <optional>
+
+using loom::DType;
+using loom::Tensor;
+using loom_test::Args;
+using loom_test::arg;
+using loom_test::constant;
+using loom_test::GradCase;
+using loom_test::out;
+using loom_test::strided_arg;
+
+namespace {
+
+Tensor indices(const std::vector<int64_t>& values, std::vector<int64_t> shape) {
+  return loom::from_vector<int64_t>(values, shape);
+}
+
+}  // namespace
+
+// ---- convolution -------------------------------------------------------------------------
+
+LOOM_GRAD_CASES("conv1d", [] {
+  return std::vector<GradCase>{
+      {"bias, stride, padding", {arg({2, 4, 7}), arg({3, 4, 3}), arg({3})},
+       [](const Args& x) { return out(loom::conv1d(x[0], x[1], x[2], {2}, {1})); }},
+      {"groups, dilation, strided input", {strided_arg({2, 4, 7}), arg({4, 2, 2})},
+       [](const Args& x) { return out(loom::conv1d(x[0], x[1], std::nullopt, {1}, {0}, {3}, 2)); }},
+      {"unbatched, padding same", {arg({2, 6}), arg({3, 2, 4}), arg({3})},
+       [](const Args& x) { return out(loom::conv1d(x[0], x[1], x[2], {1}, "same")); }}};
+})
+LOOM_GRAD_CASES("conv2d", [] {
+  return std::vector<GradCase>{
+      {"bias, stride 2, padding 1", {arg({2, 3, 5, 6}), arg({2, 3, 3, 3}), arg({2})},
+       [](const Args& x) { return out(loom::conv2d(x[0], x[1], x[2], {2}, {1})); }},
+      {"groups, dilation, strided input", {strided_arg({2, 4, 5, 6}), arg({6, 2, 2, 3})},
+       [](const Args& x) { return out(loom::conv2d(x[0], x[1], std::nullopt, {1, 2}, {0, 1}, {2, 1}, 2)); }},
+      {"unbatched, strided weight", {arg({2, 5, 4}), strided_arg({2, 2, 3, 2}), arg({2})},
+       [](const Args& x) { return out(loom::conv2d(x[0], x[1], x[2], {2, 1}, {1, 0})); }},
+      {"padding same, even kernel", {arg({1, 2, 4, 5}), arg({2, 2, 2, 3})},
+       [](const Args& x) { return out(loom::conv2d(x[0], x[1], std::nullopt, {1}, "same")); }}};
+})
+LOOM_GRAD_CASES("conv_transpose2d", [] {
+  return std::vector<GradCase>{
+      {"bias, stride 2, padding, output_padding", {arg({2, 3, 3, 4}), arg({3, 2, 3, 3}), arg({2})},
+       [](const Args& x) { return out(loom::conv_transpose2d(x[0], x[1], x[2], {2}, {1}, {1})); }},
+      {"groups, dilation, strided input", {strided_arg({2, 4, 3, 3}), arg({4, 1, 2, 2})},
+       [](const Args& x) { return out(loom::conv_transpose2d(x[0], x[1], std::nullopt, {1, 2}, {0}, {0, 1}, 2, {2, 1})); }},
+      {"unbatched, output_padding past the stride", {arg({2, 3, 3}), arg({2, 2, 2, 2}), arg({2})},
+       [](const Args& x) { return out(loom::conv_transpose2d(x[0], x[1], x[2], {1}, {0}, {1}, 1, {2})); }}};
+})
+
+// ---- pooling -----------------------------------------------------------------------------
+// Random inputs have no ties within a window (finite differences would
+// break them).
+
+LOOM_GRAD_CASES("max_pool2d", [] {
+  // double: needs scatter_add's formula (indexing family)
+  return std::vector<GradCase>{
+      {"kernel 2", {arg({2, 2, 4, 4})}, [](const Args& x) { return out(loom::max_pool2d(x[0], {2})); }, false},
+      {"overlapping, padding, strided", {strided_arg({2, 2, 5, 5})},
+       [](const Args& x) { return out(loom::max_pool2d(x[0], {3}, {1}, {1})); }, false},
+      {"unbatched, dilation, ceil_mode", {arg({2, 5, 6})},
+       [](const Args& x) { return out(loom::max_pool2d(x[0], {2, 2}, {2}, {0}, {2}, true)); }, false}};
+})
+LOOM_GRAD_CASES("max_pool2d_with_indices", [] {
+  // double: needs scatter_add's formula (indexing family)
+  return std::vector<GradCase>{
+      {"overlapping windows", {arg({2, 2, 5, 4})},
+       [](const Args& x) { return out(std::get<0>(loom::max_pool2d_with_indices(x[0], {3, 2}, {1}, {1}))); }, false},
+      {"unbatched, ceil_mode, strided", {strided_arg({3, 5, 5})},
+       [](const Args& x) { return out(std::get<0>(loom::max_pool2d_with_indices(x[0], {2}, {2}, {0}, {1}, true))); },
+       false}};
+})
+LOOM_GRAD_CASES("avg_pool2d", [] {
+  return std::vector<GradCase>{
+      {"kernel 2", {arg({2, 2, 4, 4})}, [](const Args& x) { return out(loom::avg_pool2d(x[0], {2})); }},
+      {"padding, count_include_pad false", {strided_arg({2, 2, 5, 5})},
+       [](const Args& x) { return out(loom::avg_pool2d(x[0], {3}, {2}, {1}, false, false)); }},
+      {"padding, ceil_mode (clipped windows)", {arg({1, 2, 5, 6})},
+       [](const Args& x) { return out(loom::avg_pool2d(x[0], {3, 2}, {2}, {1}, true)); }},
+      {"unbatched, divisor_override", {arg({2, 4, 5})},
+       [](const Args& x) { return out(loom::avg_pool2d(x[0], {2, 3}, {1, 2}, {1}, false, true, 4)); }}};
+})
+LOOM_GRAD_CASES("adaptive_avg_pool2d", [] {
+  return std::vector<GradCase>{
+      {"overlapping bins", {arg({2, 2, 5, 7})}, [](const Args& x) { return out(loom::adaptive_avg_pool2d(x[0], {3, 4})); }},
+      {"unbatched, strided, to 1 x 1", {strided_arg({3, 4, 2})},
+       [](const Args& x) { return out(loom::adaptive_avg_pool2d(x[0], {1})); }}};
+})
+
+// ---- softmax and attention -----------------------------------------------------------------
+
+LOOM_GRAD_CASES("softmax", [] {
+  return std::vector<GradCase>{
+      {"last dim", {arg({2, 3, 4})}, [](const Args& x) { return out(loom::softmax(x[0], -1)); }},
+      {"middle dim, strided", {strided_arg({3, 4, 2})}, [](const Args& x) { return out(loom::softmax(x[0], 1)); }},
+      {"0-d", {arg({})}, [](const Args& x) { return out(loom::softmax(x[0], 0) * x[0]); }}};
+})
+LOOM_GRAD_CASES("log_softmax", [] {
+  return std::vector<GradCase>{
+      {"last dim", {arg({2, 3, 4})}, [](const Args& x) { return out(loom::log_softmax(x[0], -1)); }},
+      {"dim 0, strided", {strided_arg({3, 4})}, [](const Args& x) { return out(loom::log_softmax(x[0], 0)); }},
+      {"0-d", {arg({})}, [](const Args& x) { return out(loom::log_softmax(x[0], -1) * x[0]); }}};
+})
+LOOM_GRAD_CASES("scaled_dot_product_attention", [] {
+  return std::vector<GradCase>{
+      {"plain", {arg({2, 3, 4}), arg({2, 5, 4}), arg({2, 5, 3})},
+       [](const Args& x) { return out(loom::scaled_dot_product_attention(x[0], x[1], x[2])); }},
+      {"causal, scale, broadcast batch", {arg({2, 1, 3, 2}), strided_arg({4, 2}), arg({2, 2, 4, 3})},
+       [](const Args& x) { return out(loom::scaled_dot_product_attention(x[0], x[1], x[2], {}, 0.0, true, 0.7)); }},
+      {"bool mask", {arg({3, 2}), arg({4, 2}), arg({4, 2})},
+       [](const Args& x) {
+         const Tensor mask = loom::from_vector<bool>({true, false, true, true, true, true, false, false, false, true, true, false}, {3, 4});
+         return out(loom::scaled_dot_product_attention(x[0], x[1], x[2], mask));
+       }},
+      {"float mask (differentiated)", {arg({2, 3, 2}), arg({2, 4, 2}), arg({2, 4, 2}), arg({3, 4})},
+       [](const Args& x) { return out(loom::scaled_dot_product_attention(x[0], x[1], x[2], x[3])); }}};
+})
+
+// ---- classification losses ---------------------------------------------------------------
+
+LOOM_GRAD_CASES("nll_loss", [] {
+  const Tensor t = indices({0, 3, 1}, {3});
+  return std::vector<GradCase>{
+      {"mean", {arg({3, 4})}, [t](const Args& x) { return out(loom::nll_loss(x[0], t)); }},
+      {"weight, ignore_index, mean", {strided_arg({3, 4}), arg({4}, 0.5, 2)},
+       [t](const Args& x) { return out(loom::nll_loss(x[0], t, x[1], "mean", 3)); }},
+      {"sum, spatial", {arg({2, 3, 2})},
+       [](const Args& x) { return out(loom::nll_loss(x[0], indices({0, 2, 1, 1}, {2, 2}), {}, "sum")); }},
+      {"none, 1-d input", {arg({4})},
+       [](const Args& x) { return out(loom::nll_loss(x[0], indices({2}, {}), {}, "none")); }}};
+})
+LOOM_GRAD_CASES("cross_entropy", [] {
+  const Tensor t = indices({0, 3, 1}, {3});
+  const Tensor probs = loom::softmax(constant({3, 4}), 1);
+  return std::vector<GradCase>{
+      {"class indices, mean", {arg({3, 4})}, [t](const Args& x) { return out(loom::cross_entropy(x[0], t)); }},
+      {"weight, ignore_index, label_smoothing", {strided_arg({3, 4}), arg({4}, 0.5, 2)},
+       [t](const Args& x) { return out(loom::cross_entropy(x[0], t, x[1], 1, "mean", 0.2)); }},
+      {"spatial, none", {arg({2, 3, 2})},
+       [](const Args& x) { return out(loom::cross_entropy(x[0], indices({0, 2, 1, 1}, {2, 2}), {}, -100, "none")); }},
+      {"probabilities, sum, label_smoothing", {arg({3, 4})},
+       [probs](const Args& x) { return out(loom::cross_entropy(x[0], probs, {}, -100, "sum", 0.1)); }},
+      {"probabilities (differentiated), weight, mean", {arg({3, 4}), arg({3, 4}, 0, 1), arg({4}, 0.5, 2)},
+       [](const Args& x) { return out(loom::cross_entropy(x[0], x[1], x[2])); }}};
+})
+
+// ---- normalisation -----------------------------------------------------------------------
+// double: needs rsqrt's formula (elementwise family) and var's (reduce_shape
+// family), which the statistics' derivatives go through.
+
+LOOM_GRAD_CASES("layer_norm", [] {
+  return std::vector<GradCase>{
+      {"weight and bias", {arg({2, 3, 4}), arg({4}), arg({4})},
+       [](const Args& x) { return out(loom::layer_norm(x[0], {4}, x[1], x[2])); }, false},
+      {"two dims, no affine, strided", {strided_arg({3, 2, 4})},
+       [](const Args& x) { return out(loom::layer_norm(x[0], {2, 4})); }, false},
+      {"weight only, eps", {arg({3, 5}), arg({5})},
+       [](const Args& x) { return out(loom::layer_norm(x[0], {5}, x[1], {}, 0.1)); }, false}};
+})
+LOOM_GRAD_CASES("group_norm", [] {
+  return std::vector<GradCase>{
+      {"weight and bias", {arg({2, 4, 3}), arg({4}), arg({4})},
+       [](const Args& x) { return out(loom::group_norm(x[0], 2, x[1], x[2])); }, false},
+      {"spatial, no affine, strided", {strided_arg({2, 6, 2, 2})},
+       [](const Args& x) { return out(loom::group_norm(x[0], 3)); }, false}};
+})
+LOOM_GRAD_CASES("batch_norm", [] {
+  return std::vector<GradCase>{
+      {"training, running stats, weight and bias", {arg({4, 3, 2}), arg({3}), arg({3})},
+       [](const Args& x) {
+         const Tensor rm = loom::zeros({3}, DType::Float64), rv = loom::ones({3}, DType::Float64);
+         return out(loom::batch_norm(x[0], rm, rv, x[1], x[2], true));
+       },
+       false},
+      {"training, no running stats, strided", {strided_arg({5, 2})},
+       [](const Args& x) { return out(loom::batch_norm(x[0], {}, {}, {}, {}, true)); }, false},
+      {"eval", {arg({3, 2, 2}), arg({2}), arg({2})},
+       [](const Args& x) {
+         const Tensor rm = loom::from_vector<double>({0.3, -0.2}, {2}), rv = loom::from_vector<double>({0.5, 1.5}, {2});
+         return out(loom::batch_norm(x[0], rm, rv, x[1], x[2], false));
+       }}};
+})
+
+TEST_CASE("autograd: batch_norm updates its running statistics without recording them", "[autograd]") {
+  const Tensor x = loom::from_vector<double>({1, 2, 3, 5}, {2, 2}).requires_grad_();
+  Tensor rm = loom::zeros({2}, DType::Float64), rv = loom::ones({2}, DType::Float64);
+  const Tensor y = loom::batch_norm(x, rm, rv, {}, {}, true, 0.5);
+  CHECK(y.grad_fn()->name() == "NativeBatchNormBackward0");
+  CHECK_FALSE(rm.requires_grad());
+  CHECK_FALSE(rv.requires_grad());
+  CHECK(rm.to_vector<double>() == std::vector<double>{1.0, 1.75});  // 0.5 · batch mean
+  CHECK(rv.to_vector<double>() == std::vector<double>{1.5, 2.75});  // 0.5 + 0.5 · unbiased var
+  y.sum().backward();  // the statistics changed in place: backward must not read them
+  CHECK(x.grad().defined());
+}
+
+// ---- pad ---------------------------------------------------------------------------------
+
+LOOM_GRAD_CASES("pad", [] {
+  return std::vector<GradCase>{
+      {"constant, value, strided", {strided_arg({3, 4})},
+       [](const Args& x) { return out(loom::pad(x[0], {1, 2, 0, 1}, "constant", 0.5)); }},
+      {"constant, negative (crop)", {arg({2, 3, 4})}, [](const Args& x) { return out(loom::pad(x[0], {-1, 2, 1, -1})); }},
+      {"replicate, 2 dims", {arg({2, 3, 4})}, [](const Args& x) { return out(loom::pad(x[0], {2, 1, 0, 3}, "replicate")); }},
+      // double: needs flip's formula (reduce_shape family)
+      {"reflect, 2 dims", {arg({1, 3, 4})}, [](const Args& x) { return out(loom::pad(x[0], {3, 1, 2, 2}, "reflect")); },
+       false},
+      {"reflect, 1 dim, strided", {strided_arg({2, 5})}, [](const Args& x) { return out(loom::pad(x[0], {2, 4}, "reflect")); },
+       false}};
+})
+
+// ---- the C++ losses (ops_loss.cpp) ---------------------------------------------------------
+// Composites of elementwise ops whose derivatives the elementwise family
+// adds: a check waits (with a warning) until each op it needs has one.
+
+namespace {
+
+bool differentiable_yet(std::initializer_list<const char*> ops) {
+  for (const char* op : ops) {
+    const loom::OpDef* def = loom::Dispatcher::instance().find(op);
+    if (!def || (!def->formula() && !def->composite())) {
+      WARN("skipped until " << op << " has a derivative (elementwise family)");
+      return false;
+    }
+  }
+  return true;
+}
+
+void check_grads(const loom::autograd::GradcheckFn& fn, const Args& inputs) {
+  CHECK_NOTHROW(loom::autograd::gradcheck(fn, inputs));
+  CHECK_NOTHROW(loom::autograd::gradgradcheck(fn, inputs));
+}
+
+}  // namespace
+
+TEST_CASE("autograd: regression losses (mse, l1, smooth_l1, huber)", "[autograd]") {
+  // |input - target| stays away from 0 and from beta / delta (the kinks).
+  const Tensor target = loom::from_vector<double>({0.1, -0.9, 1.6, -0.2, 2.4, 0.7}, {2, 3});
+  const Args in{loom::from_vector<double>({0.4, 0.8, 0.2, -1.5, 2.0, 0.1}, {2, 3}).requires_grad_()};
+  const Args broadcast{arg({3}, 3, 4), arg({2, 3}, -1, 0)};
+  if (differentiable_yet({"square"})) {
+    SECTION("mse_loss") {
+      check_grads([&](const Args& x) { return out(loom::mse_loss(x[0], target)); }, in);
+      check_grads([](const Args& x) { return out(loom::mse_loss(x[0], x[1], "none")); }, broadcast);
+    }
+  }
+  if (differentiable_yet({"abs"})) {
+    SECTION("l1_loss") {
+      check_grads([&](const Args& x) { return out(loom::l1_loss(x[0], target, "sum")); }, in);
+      check_grads([](const Args& x) { return out(loom::l1_loss(x[0], x[1])); }, broadcast);
+    }
+  }
+  if (differentiable_yet({"abs", "square"})) {
+    SECTION("smooth_l1_loss") {
+      check_grads([&](const Args& x) { return out(loom::smooth_l1_loss(x[0], target, "mean", 0.5)); }, in);
+      check_grads([&](const Args& x) { return out(loom::smooth_l1_loss(x[0], target, "none", 0.0)); }, in);
+    }
+    SECTION("huber_loss") {
+      check_grads([&](const Args& x) { return out(loom::huber_loss(x[0], target, "sum", 0.5)); }, in);
+      check_grads([](const Args& x) { return out(loom::huber_loss(x[0], x[1], "mean", 2.0)); }, broadcast);
+    }
+  }
+}
+
+TEST_CASE("autograd: binary cross entropy losses", "[autograd]") {
+  if (differentiable_yet({"log", "log1p", "clamp"})) {
+    SECTION("binary_cross_entropy") {
+      const Tensor target = constant({2, 3}, 0, 1), weight = constant({3}, 0.5, 2);
+      check_grads([&](const Args& x) { return out(loom::binary_cross_entropy(x[0], target, weight)); },
+                  {arg({2, 3}, 0.1, 0.9)});
+      check_grads([](const Args& x) { return out(loom::binary_cross_entropy(x[0], x[1], {}, "sum")); },
+                  {arg({4}, 0.1, 0.9), arg({4}, 0, 1)});
+    }
+  }
+  if (differentiable_yet({"softplus"})) {
+    SECTION("binary_cross_entropy_with_logits") {
+      const Tensor target = constant({2, 3}, 0, 1);
+      check_grads([&](const Args& x) {
+        return out(loom::binary_cross_entropy_with_logits(x[0], target, {}, x[1], "sum"));
+      }, {arg({2, 3}, -3, 3), arg({3}, 0.5, 2)});
+      check_grads([](const Args& x) { return out(loom::binary_cross_entropy_with_logits(x[0], x[1], x[2])); },
+                  {strided_arg({3, 2}, -3, 3), arg({3, 2}, 0, 1), arg({3, 2}, 0.5, 2)});
+    }
+  }
+}

@@ -27,23 +27,6 @@ const std::set<std::string> kNotYetCovered = {
     "masked_select",
     "embedding",
     "dropout",
-    // nn (autograd_cases_nn.cpp)
-    "conv1d",
-    "conv2d",
-    "conv_transpose2d",
-    "max_pool2d",
-    "max_pool2d_with_indices",
-    "avg_pool2d",
-    "adaptive_avg_pool2d",
-    "softmax",
-    "log_softmax",
-    "scaled_dot_product_attention",
-    "nll_loss",
-    "cross_entropy",
-    "layer_norm",
-    "group_norm",
-    "batch_norm",
-    "pad",
 };
 
 bool is_core_op(const loom::OpDef& op) { return op.defined_at().rfind("loom core", 0) == 0; }

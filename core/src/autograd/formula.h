@@ -42,6 +42,8 @@ class BackwardContext {
   // save it); throws when it was modified in place since, or freed.
   Tensor input(size_t i) const;
   Tensor output(size_t o) const;
+  // Whether saved argument `i` was given (false for an absent `Tensor?`).
+  bool has_input(size_t i) const;
 
   // Tensor argument `i`: does it need a gradient, and its metadata.
   bool needs_grad(size_t i) const;

@@ -116,6 +116,10 @@ Tensor BackwardContext::input(size_t i) const {
   return node_.saved_inputs_[i].unpack(&node_, "input", i);
 }
 
+bool BackwardContext::has_input(size_t i) const {
+  return i < node_.saved_inputs_.size() && node_.saved_inputs_[i].defined();
+}
+
 Tensor BackwardContext::output(size_t o) const {
   LOOM_CHECK(o < node_.saved_outputs_.size() && node_.saved_outputs_[o].defined(), node_.name(),
              ": output ", o, " was not saved for backward (add it to the formula's outputs())");
