@@ -155,24 +155,22 @@ LOOM_GRAD_CASES("cross_entropy", [] {
 })
 
 // ---- normalisation -----------------------------------------------------------------------
-// double: needs rsqrt's formula (elementwise family) and var's (reduce_shape
-// family), which the statistics' derivatives go through.
 
 LOOM_GRAD_CASES("layer_norm", [] {
   return std::vector<GradCase>{
       {"weight and bias", {arg({2, 3, 4}), arg({4}), arg({4})},
-       [](const Args& x) { return out(loom::layer_norm(x[0], {4}, x[1], x[2])); }, false},
+       [](const Args& x) { return out(loom::layer_norm(x[0], {4}, x[1], x[2])); }},
       {"two dims, no affine, strided", {strided_arg({3, 2, 4})},
-       [](const Args& x) { return out(loom::layer_norm(x[0], {2, 4})); }, false},
+       [](const Args& x) { return out(loom::layer_norm(x[0], {2, 4})); }},
       {"weight only, eps", {arg({3, 5}), arg({5})},
-       [](const Args& x) { return out(loom::layer_norm(x[0], {5}, x[1], {}, 0.1)); }, false}};
+       [](const Args& x) { return out(loom::layer_norm(x[0], {5}, x[1], {}, 0.1)); }}};
 })
 LOOM_GRAD_CASES("group_norm", [] {
   return std::vector<GradCase>{
       {"weight and bias", {arg({2, 4, 3}), arg({4}), arg({4})},
-       [](const Args& x) { return out(loom::group_norm(x[0], 2, x[1], x[2])); }, false},
+       [](const Args& x) { return out(loom::group_norm(x[0], 2, x[1], x[2])); }},
       {"spatial, no affine, strided", {strided_arg({2, 6, 2, 2})},
-       [](const Args& x) { return out(loom::group_norm(x[0], 3)); }, false}};
+       [](const Args& x) { return out(loom::group_norm(x[0], 3)); }}};
 })
 LOOM_GRAD_CASES("batch_norm", [] {
   return std::vector<GradCase>{
@@ -180,10 +178,9 @@ LOOM_GRAD_CASES("batch_norm", [] {
        [](const Args& x) {
          const Tensor rm = loom::zeros({3}, DType::Float64), rv = loom::ones({3}, DType::Float64);
          return out(loom::batch_norm(x[0], rm, rv, x[1], x[2], true));
-       },
-       false},
+       }},
       {"training, no running stats, strided", {strided_arg({5, 2})},
-       [](const Args& x) { return out(loom::batch_norm(x[0], {}, {}, {}, {}, true)); }, false},
+       [](const Args& x) { return out(loom::batch_norm(x[0], {}, {}, {}, {}, true)); }},
       {"eval", {arg({3, 2, 2}), arg({2}), arg({2})},
        [](const Args& x) {
          const Tensor rm = loom::from_vector<double>({0.3, -0.2}, {2}), rv = loom::from_vector<double>({0.5, 1.5}, {2});
@@ -212,29 +209,13 @@ LOOM_GRAD_CASES("pad", [] {
        [](const Args& x) { return out(loom::pad(x[0], {1, 2, 0, 1}, "constant", 0.5)); }},
       {"constant, negative (crop)", {arg({2, 3, 4})}, [](const Args& x) { return out(loom::pad(x[0], {-1, 2, 1, -1})); }},
       {"replicate, 2 dims", {arg({2, 3, 4})}, [](const Args& x) { return out(loom::pad(x[0], {2, 1, 0, 3}, "replicate")); }},
-      // double: needs flip's formula (reduce_shape family)
-      {"reflect, 2 dims", {arg({1, 3, 4})}, [](const Args& x) { return out(loom::pad(x[0], {3, 1, 2, 2}, "reflect")); },
-       false},
-      {"reflect, 1 dim, strided", {strided_arg({2, 5})}, [](const Args& x) { return out(loom::pad(x[0], {2, 4}, "reflect")); },
-       false}};
+      {"reflect, 2 dims", {arg({1, 3, 4})}, [](const Args& x) { return out(loom::pad(x[0], {3, 1, 2, 2}, "reflect")); }},
+      {"reflect, 1 dim, strided", {strided_arg({2, 5})}, [](const Args& x) { return out(loom::pad(x[0], {2, 4}, "reflect")); }}};
 })
 
-// ---- the C++ losses (ops_loss.cpp) ---------------------------------------------------------
-// Composites of elementwise ops whose derivatives the elementwise family
-// adds: a check waits (with a warning) until each op it needs has one.
+// ---- the C++ losses (ops_loss.cpp): composites of elementwise ops ------------------------
 
 namespace {
-
-bool differentiable_yet(std::initializer_list<const char*> ops) {
-  for (const char* op : ops) {
-    const loom::OpDef* def = loom::Dispatcher::instance().find(op);
-    if (!def || (!def->formula() && !def->composite())) {
-      WARN("skipped until " << op << " has a derivative (elementwise family)");
-      return false;
-    }
-  }
-  return true;
-}
 
 void check_grads(const loom::autograd::GradcheckFn& fn, const Args& inputs) {
   CHECK_NOTHROW(loom::autograd::gradcheck(fn, inputs));
@@ -248,48 +229,38 @@ TEST_CASE("autograd: regression losses (mse, l1, smooth_l1, huber)", "[autograd]
   const Tensor target = loom::from_vector<double>({0.1, -0.9, 1.6, -0.2, 2.4, 0.7}, {2, 3});
   const Args in{loom::from_vector<double>({0.4, 0.8, 0.2, -1.5, 2.0, 0.1}, {2, 3}).requires_grad_()};
   const Args broadcast{arg({3}, 3, 4), arg({2, 3}, -1, 0)};
-  if (differentiable_yet({"square"})) {
-    SECTION("mse_loss") {
-      check_grads([&](const Args& x) { return out(loom::mse_loss(x[0], target)); }, in);
-      check_grads([](const Args& x) { return out(loom::mse_loss(x[0], x[1], "none")); }, broadcast);
-    }
+  SECTION("mse_loss") {
+    check_grads([&](const Args& x) { return out(loom::mse_loss(x[0], target)); }, in);
+    check_grads([](const Args& x) { return out(loom::mse_loss(x[0], x[1], "none")); }, broadcast);
   }
-  if (differentiable_yet({"abs"})) {
-    SECTION("l1_loss") {
-      check_grads([&](const Args& x) { return out(loom::l1_loss(x[0], target, "sum")); }, in);
-      check_grads([](const Args& x) { return out(loom::l1_loss(x[0], x[1])); }, broadcast);
-    }
+  SECTION("l1_loss") {
+    check_grads([&](const Args& x) { return out(loom::l1_loss(x[0], target, "sum")); }, in);
+    check_grads([](const Args& x) { return out(loom::l1_loss(x[0], x[1])); }, broadcast);
   }
-  if (differentiable_yet({"abs", "square"})) {
-    SECTION("smooth_l1_loss") {
-      check_grads([&](const Args& x) { return out(loom::smooth_l1_loss(x[0], target, "mean", 0.5)); }, in);
-      check_grads([&](const Args& x) { return out(loom::smooth_l1_loss(x[0], target, "none", 0.0)); }, in);
-    }
-    SECTION("huber_loss") {
-      check_grads([&](const Args& x) { return out(loom::huber_loss(x[0], target, "sum", 0.5)); }, in);
-      check_grads([](const Args& x) { return out(loom::huber_loss(x[0], x[1], "mean", 2.0)); }, broadcast);
-    }
+  SECTION("smooth_l1_loss") {
+    check_grads([&](const Args& x) { return out(loom::smooth_l1_loss(x[0], target, "mean", 0.5)); }, in);
+    check_grads([&](const Args& x) { return out(loom::smooth_l1_loss(x[0], target, "none", 0.0)); }, in);
+  }
+  SECTION("huber_loss") {
+    check_grads([&](const Args& x) { return out(loom::huber_loss(x[0], target, "sum", 0.5)); }, in);
+    check_grads([](const Args& x) { return out(loom::huber_loss(x[0], x[1], "mean", 2.0)); }, broadcast);
   }
 }
 
 TEST_CASE("autograd: binary cross entropy losses", "[autograd]") {
-  if (differentiable_yet({"log", "log1p", "clamp"})) {
-    SECTION("binary_cross_entropy") {
-      const Tensor target = constant({2, 3}, 0, 1), weight = constant({3}, 0.5, 2);
-      check_grads([&](const Args& x) { return out(loom::binary_cross_entropy(x[0], target, weight)); },
-                  {arg({2, 3}, 0.1, 0.9)});
-      check_grads([](const Args& x) { return out(loom::binary_cross_entropy(x[0], x[1], {}, "sum")); },
-                  {arg({4}, 0.1, 0.9), arg({4}, 0, 1)});
-    }
+  SECTION("binary_cross_entropy") {
+    const Tensor target = constant({2, 3}, 0, 1), weight = constant({3}, 0.5, 2);
+    check_grads([&](const Args& x) { return out(loom::binary_cross_entropy(x[0], target, weight)); },
+                {arg({2, 3}, 0.1, 0.9)});
+    check_grads([](const Args& x) { return out(loom::binary_cross_entropy(x[0], x[1], {}, "sum")); },
+                {arg({4}, 0.1, 0.9), arg({4}, 0, 1)});
   }
-  if (differentiable_yet({"softplus"})) {
-    SECTION("binary_cross_entropy_with_logits") {
-      const Tensor target = constant({2, 3}, 0, 1);
-      check_grads([&](const Args& x) {
-        return out(loom::binary_cross_entropy_with_logits(x[0], target, {}, x[1], "sum"));
-      }, {arg({2, 3}, -3, 3), arg({3}, 0.5, 2)});
-      check_grads([](const Args& x) { return out(loom::binary_cross_entropy_with_logits(x[0], x[1], x[2])); },
-                  {strided_arg({3, 2}, -3, 3), arg({3, 2}, 0, 1), arg({3, 2}, 0.5, 2)});
-    }
+  SECTION("binary_cross_entropy_with_logits") {
+    const Tensor target = constant({2, 3}, 0, 1);
+    check_grads([&](const Args& x) {
+      return out(loom::binary_cross_entropy_with_logits(x[0], target, {}, x[1], "sum"));
+    }, {arg({2, 3}, -3, 3), arg({3}, 0.5, 2)});
+    check_grads([](const Args& x) { return out(loom::binary_cross_entropy_with_logits(x[0], x[1], x[2])); },
+                {strided_arg({3, 2}, -3, 3), arg({3, 2}, 0, 1), arg({3, 2}, 0.5, 2)});
   }
 }
