@@ -221,6 +221,26 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grads) {
   return {};
 }
 
+namespace {
+
+// An expanded tensor: some of its elements share a storage location.
+bool overlaps(const Geometry& geo) {
+  for (size_t d = 0; d < geo.sizes.size(); ++d)
+    if (geo.sizes[d] > 1 && geo.strides[d] == 0) return true;
+  return false;
+}
+
+// The storage location of each element of `geo` (row-major, flat int64),
+// counted from `origin`.
+Tensor storage_positions(const Geometry& geo, int64_t origin, Device device) {
+  Tensor p = full({}, geo.offset - origin, DType::Int64, device);
+  for (size_t d = 0; d < geo.sizes.size(); ++d)
+    p = p.unsqueeze(-1) + arange(geo.sizes[d], DType::Int64, device) * Scalar(geo.strides[d]);
+  return p.reshape({-1});
+}
+
+}  // namespace
+
 std::vector<Tensor> ViewNode::apply(std::vector<Tensor>&& grads) {
   const Tensor& g = grads[0];
   if (!g.defined()) return {Tensor()};
@@ -236,6 +256,19 @@ std::vector<Tensor> ViewNode::apply(std::vector<Tensor>&& grads) {
   for (size_t i = 0; i < input_.sizes.size(); ++i)
     if (input_.sizes[i] > 0) extent += (input_.sizes[i] - 1) * input_.strides[i];
   if (in_numel == 0) extent = 0;
+  if (overlaps(input_)) {
+    // An expanded input: copying would keep only one of the view elements
+    // that share a location. Sum them per location instead, and split each
+    // sum evenly among the input elements there (as PyTorch's as_strided
+    // backward); the expand's node adds those back up.
+    const Tensor in_pos = storage_positions(input_, input_.offset, g.device());
+    const Tensor view_pos = storage_positions(view_, input_.offset, g.device());
+    Tensor sums = loom::zeros({extent}, g.dtype(), g.device());
+    Tensor count = loom::zeros({extent}, g.dtype(), g.device());
+    index_add_(sums, 0, view_pos, g.reshape({-1}));
+    index_add_(count, 0, in_pos, loom::ones({in_numel}, g.dtype(), g.device()));
+    return {(index_select(sums, 0, in_pos) / index_select(count, 0, in_pos)).reshape(input_.sizes)};
+  }
   Tensor buf = loom::zeros({extent}, g.dtype(), g.device());
   buf.as_strided(view_.sizes, view_.strides, view_.offset - input_.offset).copy_(g);
   return {buf.as_strided(input_.sizes, input_.strides, 0)};
