@@ -118,7 +118,10 @@ LOOM_GRAD_CASES("masked_select", [] {
        [](const Args& x) { return out(loom::masked_select(x[0], mask({true, true, false, false, true, true}, {2, 3}))); }},
       {"strided", {strided_arg({3, 2})},
        [](const Args& x) { return out(loom::masked_select(x[0], mask({false, true, true, true, false, true}, {3, 2}))); }},
-      {"0-d", {arg({})}, [](const Args& x) { return out(loom::masked_select(x[0], mask({true}, {}))); }}};
+      {"0-d", {arg({})}, [](const Args& x) { return out(loom::masked_select(x[0], mask({true}, {}))); }},
+      {"nothing selected, with another output", {arg({2})}, [](const Args& x) {
+         return std::vector<Tensor>{loom::masked_select(x[0], mask({false, false}, {2})), x[0] * x[0]};
+       }}};
 })
 // The padding row gets no gradient although the output reads it (as
 // PyTorch), so these cases zero the rows that read it; the plain test below
@@ -177,6 +180,13 @@ TEST_CASE("autograd: advanced indexing (index) with integer and bool indices", "
   check_both("separated advanced dims, int32",
              [](const Args& a) { return out(loom::index(a[0], {ints({0, 2}, {2, 1}), std::nullopt, ints32({1, 1}, {2})})); },
              {x});
+  check_both("into a tensor that needs no grad",
+             [](const Args& a) {
+               Tensor y = loom::zeros({3, 2}, loom::DType::Float64);
+               loom::index_put_(y, {ints({0, 2, 0}, {3})}, a[0], /*accumulate=*/true);
+               return out(y * y);
+             },
+             {arg({3, 2})});
   check_both("bool mask", [](const Args& a) { return out(loom::index(a[0], {mask({true, false, true}, {3})})); }, {x});
   check_both("2-d bool mask, strided",
              [](const Args& a) {
@@ -214,6 +224,13 @@ TEST_CASE("autograd: index_put_ with and without accumulate", "[autograd]") {
                return out(loom::index_put(a[0], {ints({1, 0}, {2}), std::nullopt, ints({1, 0}, {2})}, a[1]));
              },
              {strided_arg({2, 3, 2}), arg({3})});
+  check_both("into a tensor that needs no grad",
+             [](const Args& a) {
+               Tensor y = loom::zeros({3, 2}, loom::DType::Float64);
+               loom::index_put_(y, {ints({0, 2, 0}, {3})}, a[0], /*accumulate=*/true);
+               return out(y * y);
+             },
+             {arg({3, 2})});
   check_both("bool mask",
              [](const Args& a) { return out(loom::index_put(a[0], {mask({false, true, true}, {3})}, a[1])); },
              {arg({3, 2}), arg({2})});
