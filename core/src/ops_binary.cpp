@@ -148,10 +148,13 @@ LOOM_CORE_OP(lerp_inplace_def, "lerp_(Tensor(a!) self, Tensor end, Tensor weight
              prepare_lerp_inplace, inplace_via_out_of_place)
 
 // ---- derivatives ------------------------------------------------------------------
-// Rounding division is piecewise constant: no gradient flows through it.
 LOOM_DERIVATIVE(div_def, "DivBackward0", autograd::inputs(0, 1), autograd::none(),
                 [](autograd::BackwardContext& c) {
-                  if (!c.is_none(0)) return;
+                  if (!c.is_none(0)) {  // piecewise constant: zero almost everywhere
+                    for (size_t i = 0; i < 2; ++i)
+                      if (c.needs_grad(i)) c.set(i, zeros_like(c.grad()));
+                    return;
+                  }
                   const Tensor b = c.input(1);
                   if (c.needs_grad(0)) c.set(0, c.grad() / b);
                   if (c.needs_grad(1)) c.set(1, neg(c.grad()) * c.input(0) / (b * b));
@@ -163,6 +166,75 @@ LOOM_DERIVATIVE(where_def, "WhereBackward0", autograd::inputs(0), autograd::none
                   if (c.needs_grad(1)) c.set(1, where(cond, c.grad(), 0.0));
                   if (c.needs_grad(2)) c.set(2, where(cond, 0.0, c.grad()));
                 })
+
+using autograd::BackwardContext;
+
+LOOM_DERIVATIVE(remainder_def, "RemainderBackward0", autograd::inputs(0, 1), autograd::none(),
+                [](BackwardContext& c) {
+                  if (c.needs_grad(0)) c.set(0, c.grad());
+                  if (c.needs_grad(1))
+                    c.set(1, -(c.grad() * div(c.input(0), c.input(1), std::string("floor"))));
+                })
+
+// The guards are PyTorch's: exponent 0 makes base^(e-1) infinite at base 0
+// while the slope is 0; and 0^e for e >= 0 is taken as constant in e
+// (log(0) is -inf).
+LOOM_DERIVATIVE(pow_def, "PowBackward1", autograd::inputs(0, 1), autograd::outputs(0),
+                [](BackwardContext& c) {
+                  const Tensor base = c.input(0), e = c.input(1);
+                  if (c.needs_grad(0))
+                    c.set(0, where(e == 0, 0.0, c.grad() * e * pow(base, e - 1)));
+                  if (c.needs_grad(1))
+                    c.set(1, where(logical_and(base == 0, e >= 0), 0.0,
+                                   c.grad() * c.output(0) * log(base)));
+                })
+
+// maximum / minimum: the gradient goes to the argument that won, split
+// evenly on ties (PyTorch).
+Tensor winner_grad(const Tensor& grad, const Tensor& won, const Tensor& tie) {
+  return where(tie, grad * 0.5, where(won, grad, 0.0));
+}
+LOOM_DERIVATIVE(maximum_def, "MaximumBackward0", autograd::inputs(0, 1), autograd::none(),
+                [](BackwardContext& c) {
+                  const Tensor a = c.input(0), b = c.input(1), tie = a == b;
+                  if (c.needs_grad(0)) c.set(0, winner_grad(c.grad(), a > b, tie));
+                  if (c.needs_grad(1)) c.set(1, winner_grad(c.grad(), b > a, tie));
+                })
+LOOM_DERIVATIVE(minimum_def, "MinimumBackward0", autograd::inputs(0, 1), autograd::none(),
+                [](BackwardContext& c) {
+                  const Tensor a = c.input(0), b = c.input(1), tie = a == b;
+                  if (c.needs_grad(0)) c.set(0, winner_grad(c.grad(), a < b, tie));
+                  if (c.needs_grad(1)) c.set(1, winner_grad(c.grad(), b < a, tie));
+                })
+
+LOOM_DERIVATIVE(atan2_def, "Atan2Backward0", autograd::inputs(0, 1), autograd::none(),
+                [](BackwardContext& c) {
+                  const Tensor a = c.input(0), b = c.input(1);
+                  const Tensor g = c.grad() / (a * a + b * b);
+                  if (c.needs_grad(0)) c.set(0, g * b);
+                  if (c.needs_grad(1)) c.set(1, -(g * a));
+                })
+
+LOOM_DERIVATIVE(lerp_def, "LerpBackward1", autograd::inputs(0, 1, 2), autograd::none(),
+                [](BackwardContext& c) {
+                  const Tensor w = c.input(2);
+                  if (c.needs_grad(0)) c.set(0, c.grad() * (1.0 - w));
+                  if (c.needs_grad(1)) c.set(1, c.grad() * w);
+                  if (c.needs_grad(2)) c.set(2, c.grad() * (c.input(1) - c.input(0)));
+                })
+
+LOOM_NOT_DIFFERENTIABLE(bitwise_and_def)
+LOOM_NOT_DIFFERENTIABLE(bitwise_or_def)
+LOOM_NOT_DIFFERENTIABLE(bitwise_xor_def)
+LOOM_NOT_DIFFERENTIABLE(logical_and_def)
+LOOM_NOT_DIFFERENTIABLE(logical_or_def)
+LOOM_NOT_DIFFERENTIABLE(logical_xor_def)
+LOOM_NOT_DIFFERENTIABLE(eq_def)
+LOOM_NOT_DIFFERENTIABLE(ne_def)
+LOOM_NOT_DIFFERENTIABLE(lt_def)
+LOOM_NOT_DIFFERENTIABLE(le_def)
+LOOM_NOT_DIFFERENTIABLE(gt_def)
+LOOM_NOT_DIFFERENTIABLE(ge_def)
 
 LoomValue rounding_value(const std::optional<std::string>& mode) {
   if (!mode) return detail::none_value();

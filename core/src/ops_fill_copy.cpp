@@ -40,10 +40,12 @@ void prepare_copy(OpCall& call) {
 LOOM_CORE_OP(fill_op, "fill_(Tensor(a!) self, Scalar value) -> Tensor(a!)", prepare_fill, nullptr)
 LOOM_CORE_OP(copy_op, "copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)", prepare_copy, nullptr)
 
-// The old value of self is overwritten whole: it gets no gradient. src's is
+// The old value of self is overwritten whole: its gradient is zero. src's is
 // the incoming one (summed back over broadcast dims and cast by the node).
 LOOM_DERIVATIVE(fill_op, "FillBackward0", autograd::none(), autograd::none(),
-                [](autograd::BackwardContext&) {})
+                [](autograd::BackwardContext& c) {
+                  if (c.needs_grad(0)) c.set(0, zeros_like(c.grad()));
+                })
 LOOM_DERIVATIVE(copy_op, "CopyBackwards", autograd::none(), autograd::none(),
                 [](autograd::BackwardContext& c) {
                   if (c.needs_grad(1)) c.set(1, c.grad());

@@ -325,6 +325,53 @@ LOOM_CORE_OP(baddbmm_op,
 LOOM_CORE_OP(linear_op, "linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
              prepare_linear, linear_composite)
 
+// mm, bmm, addmm and baddbmm share one shape of derivative: with
+// out = beta * self + alpha * (a @ b), d a = alpha g b^T, d b = alpha a^T g,
+// d self = beta g. `product` is mm or bmm, so the gradients (and their own
+// derivatives) stay on the fixed-rank kernels. `a_at` is a's argument index.
+template <Tensor (*product)(const Tensor&, const Tensor&)>
+void product_backward(autograd::BackwardContext& c, size_t a_at, double alpha) {
+  const Tensor g = alpha == 1.0 ? c.grad() : c.grad() * alpha;
+  if (c.needs_grad(a_at)) c.set(a_at, product(g, c.input(a_at + 1).transpose(-1, -2)));
+  if (c.needs_grad(a_at + 1)) c.set(a_at + 1, product(c.input(a_at).transpose(-1, -2), g));
+}
+template <Tensor (*product)(const Tensor&, const Tensor&)>
+void add_product_backward(autograd::BackwardContext& c) {
+  const double beta = c.scalar(0).to_double();
+  if (c.needs_grad(0) && beta != 0.0) c.set(0, beta == 1.0 ? c.grad() : c.grad() * beta);
+  product_backward<product>(c, 1, c.scalar(1).to_double());
+}
+
+LOOM_DERIVATIVE(mm_op, "MmBackward0", autograd::inputs(0, 1), autograd::none(),
+                [](autograd::BackwardContext& c) { product_backward<mm>(c, 0, 1.0); })
+LOOM_DERIVATIVE(bmm_op, "BmmBackward0", autograd::inputs(0, 1), autograd::none(),
+                [](autograd::BackwardContext& c) { product_backward<bmm>(c, 0, 1.0); })
+LOOM_DERIVATIVE(addmm_op, "AddmmBackward0", autograd::inputs(1, 2), autograd::none(), add_product_backward<mm>)
+LOOM_DERIVATIVE(baddbmm_op, "BaddbmmBackward0", autograd::inputs(1, 2), autograd::none(),
+                add_product_backward<bmm>)
+LOOM_DERIVATIVE(dot_op, "DotBackward0", autograd::inputs(0, 1), autograd::none(),
+                [](autograd::BackwardContext& c) {
+                  if (c.needs_grad(0)) c.set(0, c.grad() * c.input(1));
+                  if (c.needs_grad(1)) c.set(1, c.grad() * c.input(0));
+                })
+// linear: one node instead of the composite's matmul and in-place bias add
+// (which copies the output once more). The leading dims of input and grad
+// are merged so the weight's gradient is one matrix product.
+LOOM_DERIVATIVE(linear_op, "LinearBackward0", autograd::inputs(0, 1), autograd::none(),
+                [](autograd::BackwardContext& c) {
+                  const Tensor input = c.input(0), weight = c.input(1);
+                  const int64_t in = weight.size(-1);
+                  // The gradient with an [.., out] last dim, even for a 1-D weight.
+                  const Tensor g = weight.dim() == 1 ? c.grad().unsqueeze(-1) : c.grad();
+                  const Tensor w = weight.dim() == 1 ? weight.unsqueeze(0) : weight;
+                  if (c.needs_grad(0)) c.set(0, matmul(g, w));
+                  if (c.needs_grad(1)) {
+                    const Tensor gw = matmul(g.reshape({-1, g.size(-1)}).t(), input.reshape({-1, in}));
+                    c.set(1, weight.dim() == 1 ? gw.squeeze(0) : gw);
+                  }
+                  if (c.needs_grad(2)) c.set(2, c.grad());
+                })
+
 }  // namespace
 
 Tensor matmul(const Tensor& a, const Tensor& b) { return detail::run_op(matmul_op(), {&a, &b}); }

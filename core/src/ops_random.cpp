@@ -3,6 +3,7 @@
 // Counter-based (Philox): a call gets (seed, offset) and element i uses
 // counter offset + i, so the numbers depend only on the seed and the order
 // of calls, never on the device, strides or threads.
+#include "autograd/formula.h"
 #include "core_op.h"
 #include "random_state.h"
 
@@ -58,6 +59,12 @@ LOOM_CORE_OP(uniform_op,
 LOOM_CORE_OP(normal_op,
              "normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)",
              prepare_random, nullptr)
+
+// The drawn numbers do not depend on the old value of self, which is
+// overwritten whole: it gets a zero gradient.
+void overwritten_backward(autograd::BackwardContext& c) { c.set(0, zeros_like(c.grad())); }
+LOOM_DERIVATIVE(uniform_op, "UniformBackward0", autograd::none(), autograd::none(), overwritten_backward)
+LOOM_DERIVATIVE(normal_op, "NormalBackward0", autograd::none(), autograd::none(), overwritten_backward)
 
 }  // namespace
 

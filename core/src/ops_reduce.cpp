@@ -171,14 +171,15 @@ LOOM_CORE_OP(sum_op, "sum(Tensor self, int[]? dim=None, bool keepdim=False, *, S
 LOOM_CORE_OP(mean_op, "mean(Tensor self, int[]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
              (prepare_reduce<OutRule::FloatOnly, 1, 2, false>), nullptr)
 // ---- derivatives ----------------------------------------------------------------
-// A reduction's gradient, re-expanded over the dims it reduced (values[0] is
-// dim, values[1] keepdim in every schema here).
-Tensor expand_reduced(const autograd::BackwardContext& c) {
-  const IntArrayRef in = c.input_sizes(0);
-  const Tensor g = autograd::unsqueeze_reduced(c.grad(), c.int_list(0), static_cast<int64_t>(in.size()),
-                                               c.bool_arg(1));
-  return g.expand(in);
+// `t`, shaped like the reduction's result, with its reduced dims back as
+// size 1 so it broadcasts against the input (values[at] is the dims,
+// values[at + 1] keepdim).
+Tensor unreduce(const autograd::BackwardContext& c, const Tensor& t, size_t at = 0) {
+  return autograd::unsqueeze_reduced(t, c.int_list(at), static_cast<int64_t>(c.input_sizes(0).size()),
+                                     c.bool_arg(at + 1));
 }
+// A reduction's gradient, re-expanded over the dims it reduced.
+Tensor expand_reduced(const autograd::BackwardContext& c) { return unreduce(c, c.grad()).expand(c.input_sizes(0)); }
 LOOM_DERIVATIVE(sum_op, "SumBackward1", autograd::none(), autograd::none(),
                 [](autograd::BackwardContext& c) { c.set(0, expand_reduced(c)); })
 LOOM_DERIVATIVE(mean_op, "MeanBackward1", autograd::none(), autograd::none(),
@@ -218,6 +219,176 @@ LOOM_CORE_OP(cumsum_op, "cumsum(Tensor self, int dim, *, ScalarType? dtype=None)
              nullptr)
 LOOM_CORE_OP(cumprod_op, "cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", prepare_scan,
              nullptr)
+
+using autograd::BackwardContext;
+using autograd::inputs;
+using autograd::none;
+using autograd::outputs;
+
+// How many input elements each result element reduces (values[0] the dims).
+double reduced_count(const BackwardContext& c) {
+  const IntArrayRef in = c.input_sizes(0);
+  const IntArrayRef dims = c.int_list(0);
+  if (dims.empty() || in.empty()) return static_cast<double>(shape_numel(in));
+  double n = 1;
+  for (int64_t d : dims) n *= static_cast<double>(in[d < 0 ? d + static_cast<int64_t>(in.size()) : d]);
+  return n;
+}
+
+// sign(x) * t, 0 where x is 0.
+Tensor sgn_times(const Tensor& x, const Tensor& t) { return where(x > 0, t, where(x < 0, neg(t), 0.0)); }
+
+// `t` / `d`, 0 where `d` is 0 (the divisor made safe first, so no inf or NaN
+// reaches double backward through the branch where() drops).
+Tensor div_or_zero(const Tensor& t, const Tensor& d) {
+  const Tensor zero = d == 0;
+  return where(zero, 0.0, t / where(zero, 1.0, d));
+}
+
+// The gradient of a reduction that picks values (amax, amin, the inf-norm)
+// reaching the elements `hit` selects, split evenly among ties (PyTorch).
+Tensor split_among(const BackwardContext& c, const Tensor& hit, const Tensor& g, size_t dims_at) {
+  const Tensor count = sum(hit.to(g.dtype()), c.int_list(dims_at), /*keepdim=*/true);
+  return where(hit, g / count, 0.0);
+}
+
+void extreme_backward(BackwardContext& c) {
+  const Tensor hit = c.input(0) == unreduce(c, c.output(0));
+  c.set(0, split_among(c, hit, unreduce(c, c.grad()), 0));
+}
+
+// max.dim/min.dim: each value's gradient goes back to the index it came from
+// (a one-hot compare, which needs no indexing op).
+void indexed_backward(BackwardContext& c) {
+  const IntArrayRef in = c.input_sizes(0);
+  const auto nd = static_cast<int64_t>(in.size());
+  if (nd == 0) {
+    c.set(0, c.grad(0));
+    return;
+  }
+  const int64_t d = c.int_arg(0) < 0 ? c.int_arg(0) + nd : c.int_arg(0);
+  const bool keepdim = c.bool_arg(1);
+  DimVector at_shape(static_cast<size_t>(nd), 1);
+  at_shape[d] = in[d];
+  const Tensor at = arange(in[d], DType::Int64, c.device()).view(at_shape);
+  const Tensor hit = at == autograd::unsqueeze_reduced(c.output(1), {d}, nd, keepdim);
+  c.set(0, where(hit, autograd::unsqueeze_reduced(c.grad(0), {d}, nd, keepdim), 0.0));
+}
+
+// The product of all elements but one along the last dim of `t`: exclusive
+// cumulative products from both ends, so zeros need no division.
+Tensor prod_of_others(const Tensor& t) {
+  const int64_t n = t.size(-1);
+  DimVector one_shape(t.sizes());
+  one_shape.back() = 1;
+  const Tensor one = ones(one_shape, t.dtype(), t.device());
+  const Tensor before = cumprod(cat({one, t.narrow(-1, 0, n - 1)}, -1), -1);
+  const Tensor after = flip(cumprod(flip(cat({t.narrow(-1, 1, n - 1), one}, -1), {-1}), -1), {-1});
+  return before * after;
+}
+
+// var/std: d var / dx = 2 (x - mean) / (N - correction); `g` is the
+// gradient of var, shaped like the result.
+Tensor var_backward(const BackwardContext& c, const Tensor& g) {
+  const Tensor x = c.input(0);
+  const double correction = c.is_none(1) ? 1.0 : c.float_arg(1);
+  const Tensor centered = x - mean(x, c.int_list(0), /*keepdim=*/true);
+  return autograd::unsqueeze_reduced(g, c.int_list(0), x.dim(), c.bool_arg(2)) * centered *
+         (2.0 / (reduced_count(c) - correction));
+}
+
+// Sums `t` from the end of dim `d` to each position.
+Tensor reverse_cumsum(const Tensor& t, int64_t d) { return flip(cumsum(flip(t, {d}), d), {d}); }
+
+LOOM_DERIVATIVE(prod_op, "ProdBackward1", inputs(0), none(), [](BackwardContext& c) {
+  const Tensor x = c.input(0);
+  if (x.dim() == 0) {
+    c.set(0, c.grad());
+    return;
+  }
+  if (x.numel() == 0) return;
+  // Move the reduced dims last, merged into one, where prod_of_others works.
+  const int64_t nd = x.dim();
+  std::vector<bool> reduced(static_cast<size_t>(nd), c.int_list(0).empty());
+  for (int64_t d : c.int_list(0)) reduced[d < 0 ? d + nd : d] = true;
+  DimVector order, inverse(static_cast<size_t>(nd)), merged;
+  for (const bool last : {false, true})
+    for (int64_t d = 0; d < nd; ++d)
+      if (reduced[d] == last) {
+        inverse[d] = static_cast<int64_t>(order.size());
+        order.push_back(d);
+        if (!last) merged.push_back(x.size(d));
+      }
+  merged.push_back(-1);
+  const Tensor moved = permute(x, order);
+  const Tensor others = prod_of_others(moved.reshape(merged)).reshape(moved.sizes());
+  c.set(0, unreduce(c, c.grad()) * permute(others, inverse));
+})
+LOOM_DERIVATIVE(amax_op, "AmaxBackward0", inputs(0), outputs(0), extreme_backward)
+LOOM_DERIVATIVE(amin_op, "AminBackward0", inputs(0), outputs(0), extreme_backward)
+LOOM_DERIVATIVE(max_dim_op, "MaxBackward0", none(), outputs(1), indexed_backward)
+LOOM_DERIVATIVE(min_dim_op, "MinBackward0", none(), outputs(1), indexed_backward)
+LOOM_NOT_DIFFERENTIABLE(argmax_op)
+LOOM_NOT_DIFFERENTIABLE(argmin_op)
+LOOM_NOT_DIFFERENTIABLE(all_op)
+LOOM_NOT_DIFFERENTIABLE(any_op)
+LOOM_DERIVATIVE(var_op, "VarBackward0", inputs(0), none(),
+                [](BackwardContext& c) { c.set(0, var_backward(c, c.grad())); })
+// d std = d var / (2 std); 0 where std is 0, as PyTorch.
+LOOM_DERIVATIVE(std_op, "StdBackward0", inputs(0), outputs(0),
+                [](BackwardContext& c) { c.set(0, var_backward(c, div_or_zero(c.grad(), c.output(0)) * 0.5)); })
+// PyTorch's norm_backward: x |x|^(p-2) g / norm^(p-1), with p = 1, 2 and inf
+// written out, and 0 where the norm (or, for p < 1, x) is 0.
+LOOM_DERIVATIVE(norm_op, "NormBackward1", inputs(0), outputs(0), [](BackwardContext& c) {
+  const double p = c.is_none(0) ? 2.0 : c.float_arg(0);
+  if (p == 0) return;  // a count of nonzeros: flat
+  const Tensor x = c.input(0);
+  const Tensor norm = unreduce(c, c.output(0), 1);
+  const Tensor g = unreduce(c, c.grad(), 1);
+  if (p == 1) {
+    c.set(0, sgn_times(x, g));
+  } else if (p == 2) {
+    c.set(0, x * div_or_zero(g, norm));
+  } else {
+    const Tensor abs_x = where(x < 0, neg(x), x);
+    if (std::isinf(p)) {
+      c.set(0, sgn_times(x, split_among(c, abs_x == norm, g, 1)));
+    } else {
+      // |x|^(p-1), with zeros kept out of pow (inf there for p < 1).
+      const Tensor zero = x == 0;
+      const Tensor scaled = where(zero, 0.0, pow(where(zero, 1.0, abs_x), p - 1));
+      const Tensor safe_norm = where(norm == 0, 1.0, norm);
+      c.set(0, sgn_times(x, scaled) * div_or_zero(g, pow(safe_norm, p - 1)));
+    }
+  }
+})
+LOOM_DERIVATIVE(logsumexp_op, "LogsumexpBackward0", inputs(0), outputs(0), [](BackwardContext& c) {
+  c.set(0, unreduce(c, c.grad()) * exp(c.input(0) - unreduce(c, c.output(0))));
+})
+LOOM_DERIVATIVE(cumsum_op, "CumsumBackward0", none(), none(), [](BackwardContext& c) {
+  c.set(0, c.input_sizes(0).empty() ? c.grad() : reverse_cumsum(c.grad(), c.int_arg(0)));
+})
+// d y_j / d x_k = prod_{i <= j, i != k} x_i for j >= k. Before the first
+// zero along dim that is y_j / x_k; at the first zero, the same sums with
+// that zero read as 1 (a second cumprod); after it every product holds the
+// zero. First-order exact with zeros; its own derivative (double backward)
+// misses, at an exact zero, the terms of the elements after it.
+LOOM_DERIVATIVE(cumprod_op, "CumprodBackward0", inputs(0), outputs(0), [](BackwardContext& c) {
+  const Tensor x = c.input(0);
+  if (x.dim() == 0) {
+    c.set(0, c.grad());
+    return;
+  }
+  const int64_t d = c.int_arg(0);
+  const Tensor g = c.grad();
+  const Tensor is_zero = x == 0;
+  const Tensor zeros_so_far = cumsum(is_zero, d);
+  const Tensor before = zeros_so_far == 0;
+  const Tensor first = is_zero & (zeros_so_far == 1);
+  const Tensor at_before = reverse_cumsum(g * c.output(0), d) / where(before, x, 1.0);
+  const Tensor at_first = reverse_cumsum(g * cumprod(where(first, 1.0, x), d), d);
+  c.set(0, where(before, at_before, where(first, at_first, 0.0)));
+})
 
 LoomValue dims_value(std::optional<IntArrayRef> dim) {
   return dim ? detail::int_list_value(*dim) : detail::none_value();

@@ -2,6 +2,7 @@
 // and a composite), stack, repeat and tile (written with views, cat and
 // copies, so they work on every device), flip, roll, tril/triu (ops with
 // kernels). What each kernel sees is docs/kernel_conventions.md, "Shape".
+#include "autograd/formula.h"
 #include "core_op.h"
 
 #include <loom/error.h>
@@ -180,6 +181,36 @@ LOOM_CORE_OP(tril_inplace_op, "tril_(Tensor(a!) self, int diagonal=0) -> Tensor(
 LOOM_CORE_OP(triu_inplace_op, "triu_(Tensor(a!) self, int diagonal=0) -> Tensor(a!)", prepare_triangle_inplace,
              nullptr)
 
+// cat: each input's gradient is its slice of the output's (values[0] is the
+// list, values[1] the dim); the empty 1-D inputs cat skips get none. One
+// node, where the composite's copies into slices would make one each.
+LOOM_DERIVATIVE(cat_op, "CatBackward0", autograd::none(), autograd::none(), [](autograd::BackwardContext& c) {
+  auto skipped = [&](size_t i) { return c.input_sizes(i).size() == 1 && c.input_sizes(i)[0] == 0; };
+  size_t ref = 0;
+  while (ref < c.num_inputs() && skipped(ref)) ++ref;
+  if (ref == c.num_inputs()) return;
+  const int64_t dim = c.int_arg(1);
+  const int64_t d = dim < 0 ? dim + static_cast<int64_t>(c.input_sizes(ref).size()) : dim;
+  int64_t at = 0;
+  for (size_t i = ref; i < c.num_inputs(); ++i) {
+    if (skipped(i)) continue;
+    const int64_t n = c.input_sizes(i)[d];
+    if (c.needs_grad(i)) c.set(i, c.grad().narrow(d, at, n));
+    at += n;
+  }
+})
+LOOM_DERIVATIVE(flip_op, "FlipBackward0", autograd::none(), autograd::none(),
+                [](autograd::BackwardContext& c) { c.set(0, flip(c.grad(), c.int_list(0))); })
+LOOM_DERIVATIVE(roll_op, "RollBackward0", autograd::none(), autograd::none(), [](autograd::BackwardContext& c) {
+  DimVector back;
+  for (int64_t s : c.int_list(0)) back.push_back(-s);
+  c.set(0, roll(c.grad(), back, c.int_list(1)));
+})
+LOOM_DERIVATIVE(tril_op, "TrilBackward0", autograd::none(), autograd::none(),
+                [](autograd::BackwardContext& c) { c.set(0, tril(c.grad(), c.int_arg(0))); })
+LOOM_DERIVATIVE(triu_op, "TriuBackward0", autograd::none(), autograd::none(),
+                [](autograd::BackwardContext& c) { c.set(0, triu(c.grad(), c.int_arg(0))); })
+
 }  // namespace
 
 // ---- C++ API ---------------------------------------------------------------------
@@ -218,20 +249,22 @@ Tensor repeat(const Tensor& a, IntArrayRef sizes) {
              ") can not be smaller than number of dimensions of tensor (", a.dim(), ")");
   for (int64_t r : sizes)
     LOOM_CHECK(r >= 0, "repeat: repeats must be non-negative, got ", shape_str(sizes));
-  // Read a (padded with leading size-1 dims) as [r0, s0, r1, s1, ...] with
-  // stride 0 on each repeat dim, then copy once.
+  // Read a (padded with leading size-1 dims) as [r0, s0, r1, s1, ...]: a
+  // size-1 dim before each dim, expanded to the repeat count, then copy
+  // once. An expand (not an as_strided with stride 0) so that backward sums
+  // the copies' gradients.
   const size_t lead = sizes.size() - static_cast<size_t>(a.dim());
-  DimVector sz, st, result;
+  DimVector padded, expanded, result;
   for (size_t i = 0; i < sizes.size(); ++i) {
     const int64_t own = i < lead ? 1 : a.sizes()[i - lead];
-    sz.push_back(sizes[i]);
-    st.push_back(0);
-    sz.push_back(own);
-    st.push_back(i < lead ? 0 : a.strides()[i - lead]);
+    padded.push_back(1);
+    padded.push_back(own);
+    expanded.push_back(sizes[i]);
+    expanded.push_back(own);
     result.push_back(sizes[i] * own);
   }
   if (shape_numel(result) == 0) return empty(result, a.dtype(), a.device());
-  return a.as_strided(sz, st).contiguous().view(result);
+  return a.reshape(padded).expand(expanded).contiguous().view(result);
 }
 
 Tensor tile(const Tensor& a, IntArrayRef dims) {

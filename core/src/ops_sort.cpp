@@ -1,6 +1,7 @@
 // ops_sort.cpp — sort, argsort and topk. Both ops return (values, int64
 // indices) shaped like the input (topk: k along dim); what the kernels see
 // is docs/kernel_conventions.md, "Shape" (sort, topk).
+#include "autograd/formula.h"
 #include "core_op.h"
 
 #include <loom/error.h>
@@ -63,6 +64,21 @@ LOOM_CORE_OP(sort_op,
 LOOM_CORE_OP(topk_op,
              "topk(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)",
              prepare_topk, nullptr)
+
+// sort/topk: each value's gradient goes back to where it was taken from
+// (values[dim_at] is the dim).
+template <size_t DimAt>
+void to_indices_backward(autograd::BackwardContext& c) {
+  const Tensor g = c.grad(0);
+  const IntArrayRef in = c.input_sizes(0);
+  if (in.empty()) {
+    c.set(0, g);
+    return;
+  }
+  c.set(0, scatter(zeros(in, g.dtype(), g.device()), c.int_arg(DimAt), c.output(1), g));
+}
+LOOM_DERIVATIVE(sort_op, "SortBackward0", autograd::none(), autograd::outputs(1), to_indices_backward<0>)
+LOOM_DERIVATIVE(topk_op, "TopkBackward0", autograd::none(), autograd::outputs(1), to_indices_backward<1>)
 
 std::pair<Tensor, Tensor> run_pair(const OpDef& op, const Tensor& a, std::initializer_list<LoomValue> values) {
   OpCall call(op);

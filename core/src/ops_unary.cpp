@@ -2,6 +2,7 @@
 // parametric ones (round, gelu, softplus, elu, leaky_relu, nan_to_num,
 // clamp), each with its in-place form. Kernel arguments:
 // docs/kernel_conventions.md, "Elementwise unary ops".
+#include "autograd/formula.h"
 #include "core_op.h"
 
 #include <loom/error.h>
@@ -11,6 +12,7 @@
 #include <cfloat>
 #include <cstring>
 #include <limits>
+#include <numbers>
 
 namespace loom {
 namespace {
@@ -158,6 +160,132 @@ LOOM_DEFINE_PARAM_UNARY(nan_to_num, ", float? nan=None, float? posinf=None, floa
 LOOM_DEFINE_PARAM_UNARY(clamp, ", Scalar? min=None, Scalar? max=None", prepare_clamp,
                         prepare_clamp_inplace)
 #undef LOOM_DEFINE_PARAM_UNARY
+
+// ---- derivatives ------------------------------------------------------------------
+using autograd::BackwardContext;
+using autograd::inputs;
+using autograd::none;
+using autograd::outputs;
+
+LOOM_DERIVATIVE(abs_def, "AbsBackward0", inputs(0), none(), [](BackwardContext& c) {
+  c.set(0, c.grad() * sign(c.input(0)));
+})
+// Piecewise constant: zero almost everywhere. A zero gradient rather than
+// none, so grad() of them works as in PyTorch.
+void zero_backward(BackwardContext& c) { c.set(0, zeros_like(c.grad())); }
+LOOM_DERIVATIVE(sign_def, "SignBackward0", none(), none(), zero_backward)
+LOOM_DERIVATIVE(floor_def, "FloorBackward0", none(), none(), zero_backward)
+LOOM_DERIVATIVE(ceil_def, "CeilBackward0", none(), none(), zero_backward)
+LOOM_DERIVATIVE(trunc_def, "TruncBackward0", none(), none(), zero_backward)
+LOOM_DERIVATIVE(round_def, "RoundBackward0", none(), none(), zero_backward)
+// PyTorch computes square as pow(self, 2), hence the node's name.
+LOOM_DERIVATIVE(square_def, "PowBackward0", inputs(0), none(), [](BackwardContext& c) {
+  c.set(0, c.grad() * c.input(0) * 2.0);
+})
+LOOM_DERIVATIVE(exp2_def, "Exp2Backward0", none(), outputs(0), [](BackwardContext& c) {
+  c.set(0, c.grad() * c.output(0) * std::numbers::ln2);
+})
+LOOM_DERIVATIVE(expm1_def, "Expm1Backward0", none(), outputs(0), [](BackwardContext& c) {
+  c.set(0, c.grad() * (c.output(0) + 1.0));
+})
+LOOM_DERIVATIVE(log_def, "LogBackward0", inputs(0), none(), [](BackwardContext& c) {
+  c.set(0, c.grad() / c.input(0));
+})
+LOOM_DERIVATIVE(log2_def, "Log2Backward0", inputs(0), none(), [](BackwardContext& c) {
+  c.set(0, c.grad() / (c.input(0) * std::numbers::ln2));
+})
+LOOM_DERIVATIVE(log1p_def, "Log1PBackward0", inputs(0), none(), [](BackwardContext& c) {
+  c.set(0, c.grad() / (c.input(0) + 1.0));
+})
+LOOM_DERIVATIVE(sqrt_def, "SqrtBackward0", none(), outputs(0), [](BackwardContext& c) {
+  c.set(0, c.grad() / (c.output(0) * 2.0));
+})
+LOOM_DERIVATIVE(rsqrt_def, "RsqrtBackward0", none(), outputs(0), [](BackwardContext& c) {
+  const Tensor r = c.output(0);
+  c.set(0, c.grad() * (r * r * r * -0.5));
+})
+LOOM_DERIVATIVE(reciprocal_def, "ReciprocalBackward0", none(), outputs(0), [](BackwardContext& c) {
+  const Tensor r = c.output(0);
+  c.set(0, c.grad() * -(r * r));
+})
+LOOM_DERIVATIVE(sin_def, "SinBackward0", inputs(0), none(), [](BackwardContext& c) {
+  c.set(0, c.grad() * cos(c.input(0)));
+})
+LOOM_DERIVATIVE(cos_def, "CosBackward0", inputs(0), none(), [](BackwardContext& c) {
+  c.set(0, c.grad() * -sin(c.input(0)));
+})
+LOOM_DERIVATIVE(tan_def, "TanBackward0", none(), outputs(0), [](BackwardContext& c) {
+  const Tensor r = c.output(0);
+  c.set(0, c.grad() * (r * r + 1.0));
+})
+LOOM_DERIVATIVE(tanh_def, "TanhBackward0", none(), outputs(0), [](BackwardContext& c) {
+  const Tensor r = c.output(0);
+  c.set(0, c.grad() * (1.0 - r * r));
+})
+LOOM_DERIVATIVE(sigmoid_def, "SigmoidBackward0", none(), outputs(0), [](BackwardContext& c) {
+  const Tensor r = c.output(0);
+  c.set(0, c.grad() * (r * (1.0 - r)));
+})
+LOOM_DERIVATIVE(erf_def, "ErfBackward0", inputs(0), none(), [](BackwardContext& c) {
+  const Tensor x = c.input(0);
+  c.set(0, c.grad() * (exp(-(x * x)) * std::numbers::inv_sqrtpi * 2.0));
+})
+LOOM_DERIVATIVE(silu_def, "SiluBackward0", inputs(0), none(), [](BackwardContext& c) {
+  const Tensor x = c.input(0);
+  const Tensor s = sigmoid(x);
+  c.set(0, c.grad() * (s * (x * (1.0 - s) + 1.0)));
+})
+
+// d/dx of x Phi(x) (Phi the normal CDF) or of its tanh approximation
+// x/2 (1 + tanh(k (x + 0.044715 x^3))), k = sqrt(2/pi).
+LOOM_DERIVATIVE(gelu_def, "GeluBackward0", inputs(0), none(), [](BackwardContext& c) {
+  const Tensor x = c.input(0);
+  if (c.str(0) == "tanh") {
+    constexpr double k = std::numbers::sqrt2 * std::numbers::inv_sqrtpi, k3 = 0.044715;
+    const Tensor t = tanh((x + x * x * x * k3) * k);
+    const Tensor inner_dx = (x * x * (3 * k3) + 1.0) * k;
+    c.set(0, c.grad() * ((t + 1.0) * 0.5 + x * 0.5 * (1.0 - t * t) * inner_dx));
+    return;
+  }
+  constexpr double inv_sqrt2 = 1.0 / std::numbers::sqrt2;
+  const Tensor cdf = (erf(x * inv_sqrt2) + 1.0) * 0.5;
+  const Tensor pdf = exp(x * x * -0.5) * (inv_sqrt2 * std::numbers::inv_sqrtpi);
+  c.set(0, c.grad() * (cdf + x * pdf));
+})
+// Above the threshold softplus is x itself; below, its slope is sigmoid(beta x).
+LOOM_DERIVATIVE(softplus_def, "SoftplusBackward0", inputs(0), none(), [](BackwardContext& c) {
+  const Tensor xb = c.input(0) * c.scalar(0);
+  c.set(0, where(xb > c.scalar(1), c.grad(), c.grad() * sigmoid(xb)));
+})
+LOOM_DERIVATIVE(elu_def, "EluBackward0", inputs(0), none(), [](BackwardContext& c) {
+  const double alpha = c.float_arg(0), scale = c.float_arg(1), input_scale = c.float_arg(2);
+  const Tensor x = c.input(0);
+  c.set(0, where(x > 0, c.grad() * scale,
+                 c.grad() * exp(x * input_scale) * (alpha * scale * input_scale)));
+})
+LOOM_DERIVATIVE(leaky_relu_def, "LeakyReluBackward0", inputs(0), none(), [](BackwardContext& c) {
+  c.set(0, where(c.input(0) > 0, c.grad(), c.grad() * c.scalar(0)));
+})
+// Replaced values (NaN and infinities) are constants.
+LOOM_DERIVATIVE(nan_to_num_def, "NanToNumBackward0", inputs(0), none(), [](BackwardContext& c) {
+  c.set(0, where(isfinite(c.input(0)), c.grad(), 0.0));
+})
+// Clamped elements are constants; the bounds themselves still pass it.
+LOOM_DERIVATIVE(clamp_def, "ClampBackward1", inputs(0), none(), [](BackwardContext& c) {
+  const Tensor x = c.input(0);
+  Tensor inside;  // within [min, max]
+  if (!c.is_none(0)) inside = x >= c.scalar(0);
+  if (!c.is_none(1)) {
+    const Tensor below_max = x <= c.scalar(1);
+    inside = inside.defined() ? logical_and(inside, below_max) : below_max;
+  }
+  c.set(0, where(inside, c.grad(), 0.0));
+})
+
+LOOM_NOT_DIFFERENTIABLE(logical_not_def)
+LOOM_NOT_DIFFERENTIABLE(isnan_def)
+LOOM_NOT_DIFFERENTIABLE(isinf_def)
+LOOM_NOT_DIFFERENTIABLE(isfinite_def)
 
 LoomValue string_value(const char* s) {
   LoomValue v{};

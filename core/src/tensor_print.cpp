@@ -4,6 +4,7 @@
 // floats print as "1.", otherwise 4 decimals, scientific notation when the
 // magnitudes span more than 1e3 or leave [1e-4, 1e8]), right-aligned to a
 // common width, rows wrapped at 80 columns, summarised past 1000 elements.
+#include <loom/autograd.h>
 #include <loom/ops.h>
 #include <loom/tensor.h>
 
@@ -149,6 +150,11 @@ std::string Tensor::str() const {
   const DType t = dtype();
   if (t != DType::Float32 && t != DType::Int64 && t != DType::Bool)
     suffixes.push_back("dtype=loom." + std::string(name(t)));
+  // As PyTorch: the grad_fn of a non-leaf, requires_grad=True on a leaf.
+  if (requires_grad()) {
+    if (auto fn = grad_fn()) suffixes.push_back("grad_fn=<" + fn->name() + ">");
+    else suffixes.push_back("requires_grad=True");
+  }
 
   os << prefix;
   if (numel() == 0) {

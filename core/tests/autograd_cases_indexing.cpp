@@ -258,12 +258,3 @@ TEST_CASE("autograd: embedding's weight gradient adds repeated rows and skips pa
   loom::embedding(w, ints({3, 0, 3, 1, 3}, {5}), 1).sum().backward();
   CHECK(w.grad().to_vector<double>() == std::vector<double>{1, 1, 0, 0, 0, 0, 3, 3});
 }
-
-TEST_CASE("autograd: views of an expanded tensor get each element's gradient", "[autograd]") {
-  // Elements of an expanded tensor share memory: the view's backward must
-  // not drop all but one of the gradients that land on one location.
-  check_both("reshape", [](const Args& a) { return out(a[0].expand({2, 3}).reshape({2, 3}) * a[1]); },
-             {arg({3}), loom_test::constant({2, 3})});
-  check_both("transpose, narrow", [](const Args& a) { return out(a[0].expand({4, 3}).t().narrow(1, 1, 2) * a[1]); },
-             {arg({4, 1}), loom_test::constant({3, 2})});
-}

@@ -229,3 +229,112 @@ TEST_CASE("gradcheck: a wrong gradient is reported with input, element and both 
                                     "to input 0 element [0, 0]") &&
                         Catch::Contains("numerical") && Catch::Contains("analytical"));
 }
+
+TEST_CASE("autograd: printing shows grad_fn or requires_grad, as PyTorch does") {
+  Tensor w = loom::from_vector<float>({1, 2}, {2}).requires_grad_();
+  CHECK(w.str() == "tensor([1., 2.], requires_grad=True)");
+  CHECK((w * w).str() == "tensor([1., 4.], grad_fn=<MulBackward0>)");
+}
+
+TEST_CASE("autograd: views see in-place writes to their base, and to their siblings") {
+  Tensor x = leaf({1, 2, 3, 4});
+  {
+    Tensor y = x * 1.0;
+    Tensor v = y.narrow(0, 0, 2);
+    y.mul_(vec({2, 2, 2, 2}));  // the base changes after the view was taken
+    CHECK(values(v) == std::vector<double>{2, 4});
+    (v * v).sum().backward();  // d/dx (2x)^2 = 8x on the view's part
+    CHECK(values(x.grad()) == std::vector<double>{8, 16, 0, 0});
+  }
+  x.mutable_grad() = Tensor();
+  {
+    Tensor y = x * 1.0;
+    Tensor v1 = y.narrow(0, 0, 2);
+    Tensor v2 = y.narrow(0, 2, 2);
+    v1.mul_(vec({3, 3}));
+    (v1.sum() + v2.sum() + y.sum()).backward();
+    CHECK(values(x.grad()) == std::vector<double>{6, 6, 2, 2});
+  }
+  x.mutable_grad() = Tensor();
+  {
+    Tensor y = x * 1.0;
+    y.view({2, 2}).select(0, 1).mul_(vec({5, 5}));  // a view of a view
+    y.sum().backward();
+    CHECK(values(x.grad()) == std::vector<double>{1, 1, 5, 5});
+  }
+}
+
+TEST_CASE("autograd: detach shares the version counter, so a saved tensor changed through it is caught") {
+  Tensor x = leaf({1, 2});
+  Tensor y = x * 1.0;
+  Tensor z = y * y;  // saves y
+  y.detach().mul_(vec({2, 2}));
+  CHECK_THROWS_WITH(z.sum().backward(), Catch::Contains("MulBackward0"));
+}
+
+TEST_CASE("autograd: a custom function's backward is used, and checked by gradcheck") {
+  // cube(x) computed outside autograd, with a hand-written backward.
+  auto cube = [](const std::vector<Tensor>& in) {
+    Tensor y;
+    {
+      ag::NoGradGuard no_grad;
+      y = in[0] * in[0] * in[0];
+    }
+    Tensor x = in[0];
+    ag::record_custom_function("CubeBackward", {x}, {y}, [x](const std::vector<Tensor>& g) {
+      return std::vector<Tensor>{g[0] * x * x * 3.0};
+    });
+    return std::vector<Tensor>{y};
+  };
+  Tensor x = leaf({1, 2});
+  Tensor y = cube({x})[0];
+  CHECK(y.grad_fn()->name() == "CubeBackward");
+  CHECK(ag::gradcheck(cube, {loom::randn({3}, DType::Float64).requires_grad_()}));
+  CHECK(ag::gradgradcheck(cube, {loom::randn({3}, DType::Float64).requires_grad_()}));
+}
+
+TEST_CASE("autograd: backward from several roots sums their contributions") {
+  Tensor x = leaf({1, 2});
+  Tensor a = x * 2.0;
+  Tensor b = x * x;
+  ag::backward({a, b}, {vec({1, 1}), vec({10, 10})});
+  CHECK(values(x.grad()) == std::vector<double>{2 + 20, 2 + 40});
+}
+
+TEST_CASE("autograd: a very long graph is freed without deep recursion") {
+  Tensor x = leaf({1});
+  Tensor w = vec({1.0});
+  Tensor y = x;
+  for (int i = 0; i < 200000; ++i) y = y * w;
+  y.backward();
+  CHECK(values(x.grad()) == std::vector<double>{1});
+  y = Tensor();  // drops the whole chain
+}
+
+TEST_CASE("autograd: an overlapping as_strided view sums its gradient per memory location") {
+  Tensor x = leaf({1, 2, 3});
+  // Sliding windows of 2 over 3 elements: x[1] appears twice.
+  Tensor w = x.as_strided({2, 2}, {1, 1}, 0);
+  (w * vec({10, 20})).sum().backward();
+  CHECK(values(x.grad()) == std::vector<double>{10, 30, 20});
+  auto fn = [](const std::vector<Tensor>& a) {
+    return std::vector<Tensor>{a[0].as_strided({3, 2}, {1, 0}, 0) * 2.0};
+  };
+  CHECK(ag::gradcheck(fn, {loom::randn({3}, DType::Float64).requires_grad_()}));
+}
+
+TEST_CASE("autograd: a view of an expanded tensor counts each element's gradient once") {
+  // The expanded elements share memory; the expand's node sums them.
+  Tensor x = leaf({1, 2});
+  (x.expand({3, 2}).reshape({3, 2}) * loom::from_vector<double>({1, 2, 3, 4, 5, 6}, {3, 2})).sum().backward();
+  CHECK(values(x.grad()) == std::vector<double>{9, 12});
+  Tensor y = leaf({1, 2});
+  (y.expand({3, 2}).narrow(0, 1, 1) * 5.0).sum().backward();
+  CHECK(values(y.grad()) == std::vector<double>{5, 5});
+  auto fn = [](const std::vector<Tensor>& a) {
+    return std::vector<Tensor>{a[0].expand({4, 3}).t().narrow(1, 1, 2) * loom::arange(6.0).reshape({3, 2})};
+  };
+  const Tensor z = loom::randn({4, 1}, DType::Float64).requires_grad_();
+  CHECK(ag::gradcheck(fn, {z}));
+  CHECK(ag::gradgradcheck(fn, {z}));
+}

@@ -143,6 +143,20 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
                          std::optional<bool> retain_graph = std::nullopt, bool create_graph = false,
                          bool allow_unused = false);
 
+// ---- custom differentiable functions -------------------------------------------------
+
+// The backward of a custom function: gradients of its outputs (undefined
+// where none arrived) to gradients of its inputs (undefined for none).
+using CustomBackward = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
+
+// Makes `outputs` (computed from `inputs` by code autograd did not see, for
+// example under NoGradGuard or by a foreign library) differentiable: their
+// grad_fn becomes a node named `name` whose backward is `backward`. Does
+// nothing when grad mode is off or no input requires grad. This is what
+// Python's loom.autograd.Function builds on.
+void record_custom_function(std::string name, const std::vector<Tensor>& inputs,
+                            const std::vector<Tensor>& outputs, CustomBackward backward);
+
 // ---- checking gradients -----------------------------------------------------------
 
 using GradcheckFn = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;

@@ -3,6 +3,7 @@
 #include "nodes.h"
 
 #include <loom/ops.h>
+#include <loom/ops/indexing.h>
 
 #include <algorithm>
 
@@ -18,7 +19,23 @@ bool GradMode::is_enabled() { return grad_enabled; }
 void GradMode::set_enabled(bool enabled) { grad_enabled = enabled; }
 
 Node::Node() : sequence_nr_(detail::next_sequence_nr()) {}
-Node::~Node() = default;
+
+// A long chain (an RNN unrolled over many steps) would free node after node
+// recursively and overflow the stack. Children are parked instead and freed
+// one at a time by the outermost destructor.
+Node::~Node() {
+  thread_local std::vector<NodePtr> parked;
+  thread_local bool draining = false;
+  for (Edge& e : next_edges_)
+    if (e.fn) parked.push_back(std::move(e.fn));
+  if (draining) return;
+  draining = true;
+  while (!parked.empty()) {
+    NodePtr last = std::move(parked.back());
+    parked.pop_back();
+  }  // `last` dies here, parking its own children
+  draining = false;
+}
 
 int64_t Node::add_pre_hook(uint32_t input_nr, GradHook hook, bool run_last) {
   const int64_t id = hook_ids.fetch_add(1);
@@ -136,14 +153,17 @@ void record_view(const Tensor& input, const Tensor& view, const char* name, bool
   set_history(view, {std::move(node), 0});
 }
 
-void record_function(const char* name, const std::vector<Tensor>& inputs,
+void record_function(std::string name, const std::vector<Tensor>& inputs,
                      const std::vector<Tensor>& outputs, FunctionNode::Fn fn) {
   if (!GradMode::is_enabled()) return;
   bool any = false;
   for (const auto& t : inputs) any = any || (t.defined() && t.requires_grad());
   if (!any) return;
-  auto node = loom::detail::make_intrusive<FunctionNode>(name, std::move(fn));
-  for (const auto& t : inputs) node->next_edges_.push_back(t.defined() ? gradient_edge(t) : Edge{});
+  auto node = loom::detail::make_intrusive<FunctionNode>(std::move(name), std::move(fn));
+  for (const auto& t : inputs) {
+    node->next_edges_.push_back(t.defined() ? gradient_edge(t) : Edge{});
+    node->input_of_.push_back(t.defined() ? meta_of(t) : OutputMeta{});
+  }
   for (const auto& t : outputs) node->input_meta_.push_back(meta_of(t));
   for (size_t i = 0; i < outputs.size(); ++i)
     if (is_floating_point(outputs[i].dtype())) set_history(outputs[i], {node, static_cast<uint32_t>(i)});
@@ -157,6 +177,11 @@ Tensor reduce_to_input(Tensor grad, IntArrayRef sizes, DType dtype, Device devic
 }
 
 }  // namespace detail
+
+void record_custom_function(std::string name, const std::vector<Tensor>& inputs,
+                            const std::vector<Tensor>& outputs, CustomBackward backward) {
+  detail::record_function(std::move(name), inputs, outputs, std::move(backward));
+}
 
 Tensor sum_to(const Tensor& grad, IntArrayRef sizes) {
   const int64_t lead = grad.dim() - static_cast<int64_t>(sizes.size());
@@ -222,23 +247,34 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grads) {
 }
 
 namespace {
-
-// An expanded tensor: some of its elements share a storage location.
-bool overlaps(const Geometry& geo) {
-  for (size_t d = 0; d < geo.sizes.size(); ++d)
-    if (geo.sizes[d] > 1 && geo.strides[d] == 0) return true;
+// Whether two elements of `v` share a memory location: with its dims sorted
+// by stride, each stride must step past everything the smaller ones span.
+bool overlaps(const Geometry& v) {
+  std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size)
+  for (size_t i = 0; i < v.sizes.size(); ++i) {
+    if (v.sizes[i] == 0) return false;
+    if (v.sizes[i] > 1) dims.emplace_back(v.strides[i], v.sizes[i]);
+  }
+  std::sort(dims.begin(), dims.end());
+  int64_t span = 0;  // the largest offset the smaller dims reach
+  for (const auto& [stride, size] : dims) {
+    if (stride <= span) return true;
+    span += (size - 1) * stride;
+  }
   return false;
 }
 
-// The storage location of each element of `geo` (row-major, flat int64),
-// counted from `origin`.
-Tensor storage_positions(const Geometry& geo, int64_t origin, Device device) {
-  Tensor p = full({}, geo.offset - origin, DType::Int64, device);
-  for (size_t d = 0; d < geo.sizes.size(); ++d)
-    p = p.unsqueeze(-1) + arange(geo.sizes[d], DType::Int64, device) * Scalar(geo.strides[d]);
-  return p.reshape({-1});
+// The memory offset (from `rel`) of every element of `v`, row-major.
+Tensor storage_indices(const Geometry& v, int64_t rel, Device device) {
+  Tensor idx = loom::full({}, rel, DType::Int64, device);
+  for (size_t i = 0; i < v.sizes.size(); ++i) {
+    Tensor step = loom::arange(0, v.sizes[i] * v.strides[i], std::max<int64_t>(v.strides[i], 1),
+                               DType::Int64, device);
+    if (v.strides[i] == 0) step = loom::zeros({v.sizes[i]}, DType::Int64, device);
+    idx = idx.unsqueeze(-1) + step;
+  }
+  return idx.reshape({-1});
 }
-
 }  // namespace
 
 std::vector<Tensor> ViewNode::apply(std::vector<Tensor>&& grads) {
@@ -256,22 +292,24 @@ std::vector<Tensor> ViewNode::apply(std::vector<Tensor>&& grads) {
   for (size_t i = 0; i < input_.sizes.size(); ++i)
     if (input_.sizes[i] > 0) extent += (input_.sizes[i] - 1) * input_.strides[i];
   if (in_numel == 0) extent = 0;
-  if (overlaps(input_)) {
-    // An expanded input: copying would keep only one of the view elements
-    // that share a location. Sum them per location instead, and split each
-    // sum evenly among the input elements there (as PyTorch's as_strided
-    // backward); the expand's node adds those back up.
-    const Tensor in_pos = storage_positions(input_, input_.offset, g.device());
-    const Tensor view_pos = storage_positions(view_, input_.offset, g.device());
-    Tensor sums = loom::zeros({extent}, g.dtype(), g.device());
-    Tensor count = loom::zeros({extent}, g.dtype(), g.device());
-    index_add_(sums, 0, view_pos, g.reshape({-1}));
-    index_add_(count, 0, in_pos, loom::ones({in_numel}, g.dtype(), g.device()));
-    return {(index_select(sums, 0, in_pos) / index_select(count, 0, in_pos)).reshape(input_.sizes)};
-  }
   Tensor buf = loom::zeros({extent}, g.dtype(), g.device());
-  buf.as_strided(view_.sizes, view_.strides, view_.offset - input_.offset).copy_(g);
-  return {buf.as_strided(input_.sizes, input_.strides, 0)};
+  const int64_t rel = view_.offset - input_.offset;
+  const bool shared_input = overlaps(input_);
+  if (!overlaps(view_) && !shared_input) {
+    buf.as_strided(view_.sizes, view_.strides, rel).copy_(g);
+    return {buf.as_strided(input_.sizes, input_.strides, 0)};
+  }
+  // Several view elements share a memory location: their gradients add.
+  buf = loom::index_add(buf, 0, storage_indices(view_, rel, g.device()), g.reshape({-1}));
+  if (!shared_input) return {buf.as_strided(input_.sizes, input_.strides, 0)};
+  // So do several input elements (an expanded input): each gets an even
+  // share of its location's sum (as PyTorch's as_strided backward), which
+  // the expand's node adds back up. Reading the sum whole would count it
+  // once per sharer.
+  const Tensor at = storage_indices(input_, 0, g.device());
+  const Tensor ones = loom::ones({in_numel}, g.dtype(), g.device());
+  const Tensor sharers = loom::index_add(loom::zeros({extent}, g.dtype(), g.device()), 0, at, ones);
+  return {(loom::index_select(buf, 0, at) / loom::index_select(sharers, 0, at)).reshape(input_.sizes)};
 }
 
 std::vector<Tensor> CopySlices::apply(std::vector<Tensor>&& grads) {
@@ -289,6 +327,21 @@ std::vector<Tensor> CopySlices::apply(std::vector<Tensor>&& grads) {
   Tensor slice = buf.as_strided(view_.sizes, view_.strides, rel).clone();
   buf.as_strided(view_.sizes, view_.strides, rel).zero_();
   return {buf.as_strided(base_.sizes, base_.strides, 0), slice};
+}
+
+std::vector<Tensor> FunctionNode::apply(std::vector<Tensor>&& grads) {
+  std::vector<Tensor> out = fn_(grads);
+  LOOM_CHECK(out.size() == next_edges_.size(), name_, ": backward returned ", out.size(),
+             " gradients but the function has ", next_edges_.size(), " inputs");
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (!out[i].defined() || !next_edges_[i].valid()) {
+      out[i] = Tensor();
+      continue;
+    }
+    const OutputMeta& in = input_of_[i];  // sum_to names a shape that does not fit
+    out[i] = detail::reduce_to_input(std::move(out[i]), in.sizes, in.dtype, in.device);
+  }
+  return out;
 }
 
 std::vector<Tensor> NotImplementedNode::apply(std::vector<Tensor>&&) {

@@ -143,21 +143,24 @@ class NotImplementedNode final : public Node {
 // operations that are not catalog ops, such as moving between devices).
 class FunctionNode final : public Node {
  public:
-  using Fn = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
-  FunctionNode(const char* name, Fn fn) : name_(name), fn_(std::move(fn)) {}
+  using Fn = CustomBackward;
+  FunctionNode(std::string name, Fn fn) : name_(std::move(name)), fn_(std::move(fn)) {}
   std::string name() const override { return name_; }
-  std::vector<Tensor> apply(std::vector<Tensor>&& grads) override { return fn_(grads); }
+  std::vector<Tensor> apply(std::vector<Tensor>&& grads) override;
   void release_variables() override {}
 
  private:
-  const char* name_;
+  std::string name_;
   Fn fn_;
+
+ public:
+  std::vector<OutputMeta> input_of_;  // each input's shape, dtype, device
 };
 
 namespace detail {
 // Records `fn` as the grad_fn of `outputs`, with an edge per input, when
 // grad mode is on and an input requires grad.
-void record_function(const char* name, const std::vector<Tensor>& inputs,
+void record_function(std::string name, const std::vector<Tensor>& inputs,
                      const std::vector<Tensor>& outputs, FunctionNode::Fn fn);
 // Output metadata for a node's input slot from a tensor.
 OutputMeta meta_of(const Tensor& t);
