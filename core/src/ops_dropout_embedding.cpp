@@ -63,6 +63,8 @@ void prepare_dropout(OpCall& call) {
 // Without a kernel: u = uniform_ with the counters prepare reserved, then
 // where(u < 1 - p, input / (1 - p), 0). u is float32 (float64 for float64
 // inputs) so the keep probability is not limited by 16-bit resolution.
+// Autograd runs this too (dropout has no formula): where and mul record the
+// mask and the scale, and the draw into `u` needs no gradient.
 void dropout_composite(OpCall& call) {
   const Tensor& input = call.arg(0);
   const double p = call.values[0].u.f;

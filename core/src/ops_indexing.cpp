@@ -286,13 +286,6 @@ using autograd::BackwardContext;
 using autograd::inputs;
 using autograd::none;
 
-// Zeros shaped like tensor argument `i`, in the gradient's dtype and device:
-// what a gather-like op's gradient is accumulated into, in place (no copy
-// when backward is not itself recorded).
-Tensor zeros_like_input(const BackwardContext& c, size_t i, const Tensor& g) {
-  return zeros(c.input_sizes(i), g.dtype(), g.device());
-}
-
 // The gradient of scatter's src (tensor argument 2): g gathered at index,
 // which may be smaller than src in any dim; the rest of src was never read.
 Tensor scattered_src_grad(const BackwardContext& c, const Tensor& g) {
@@ -307,14 +300,16 @@ Tensor scattered_src_grad(const BackwardContext& c, const Tensor& g) {
   return full;
 }
 
+// gather / index_select: accumulated into zeros in place (no copy unless
+// backward is itself recorded).
 LOOM_DERIVATIVE(gather_op, "GatherBackward0", inputs(1), none(), [](BackwardContext& c) {
   const Tensor g = c.grad();
-  Tensor r = zeros_like_input(c, 0, g);
+  Tensor r = zeros(c.input_sizes(0), g.dtype(), g.device());
   c.set(0, scatter_add_(r, c.int_arg(0), c.input(1), g));
 })
 LOOM_DERIVATIVE(index_select_op, "IndexSelectBackward0", inputs(1), none(), [](BackwardContext& c) {
   const Tensor g = c.grad();
-  Tensor r = zeros_like_input(c, 0, g);
+  Tensor r = zeros(c.input_sizes(0), g.dtype(), g.device());
   c.set(0, index_add_(r, c.int_arg(0), c.input(1), g));
 })
 // scatter: the overwritten positions of self get nothing.

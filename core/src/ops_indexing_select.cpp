@@ -52,7 +52,6 @@ LOOM_CORE_OP(nonzero_op, "nonzero(Tensor self) -> Tensor", prepare_nonzero, null
 LOOM_CORE_OP(masked_select_op, "masked_select(Tensor self, Tensor mask) -> Tensor", prepare_masked_select,
              nullptr)
 
-
 LOOM_NOT_DIFFERENTIABLE(nonzero_op)
 // The gradient goes back to the selected positions of self (broadcast with
 // the mask; the node sums the broadcast away), in order.

@@ -16,7 +16,9 @@ using loom_test::strided_arg;
 namespace {
 
 Tensor ints(const std::vector<int64_t>& v, std::vector<int64_t> shape) { return loom::from_vector<int64_t>(v, shape); }
-Tensor ints32(const std::vector<int32_t>& v, std::vector<int64_t> shape) { return loom::from_vector<int32_t>(v, shape); }
+Tensor ints32(const std::vector<int32_t>& v, std::vector<int64_t> shape) {
+  return loom::from_vector<int32_t>(v, shape);
+}
 Tensor mask(const std::vector<bool>& v, std::vector<int64_t> shape) { return loom::from_vector<bool>(v, shape); }
 
 // Both checks on a function of the inputs.
@@ -102,7 +104,9 @@ LOOM_GRAD_CASES("masked_fill.Scalar", [] {
       {"mask broadcast", {arg({2, 3})},
        [](const Args& x) { return out(loom::masked_fill(x[0], mask({true, false, true}, {3}), 0.5)); }},
       {"self broadcast to the mask", {arg({3})},
-       [](const Args& x) { return out(loom::masked_fill(x[0], mask({true, false, false, false, true, false}, {2, 3}), -1)); }},
+       [](const Args& x) {
+         return out(loom::masked_fill(x[0], mask({true, false, false, false, true, false}, {2, 3}), -1));
+       }},
       {"in place on a strided non-leaf", {strided_arg({2, 3})}, [](const Args& x) {
          Tensor y = x[0] * 2.0;
          loom::masked_fill_(y, mask({false, true, true, false, false, true}, {2, 3}), 2.0);
@@ -115,9 +119,13 @@ LOOM_GRAD_CASES("masked_select", [] {
       {"mask broadcast", {arg({2, 3})},
        [](const Args& x) { return out(loom::masked_select(x[0], mask({true, false, true}, {3}))); }},
       {"self broadcast to the mask", {arg({3})},
-       [](const Args& x) { return out(loom::masked_select(x[0], mask({true, true, false, false, true, true}, {2, 3}))); }},
+       [](const Args& x) {
+         return out(loom::masked_select(x[0], mask({true, true, false, false, true, true}, {2, 3})));
+       }},
       {"strided", {strided_arg({3, 2})},
-       [](const Args& x) { return out(loom::masked_select(x[0], mask({false, true, true, true, false, true}, {3, 2}))); }},
+       [](const Args& x) {
+         return out(loom::masked_select(x[0], mask({false, true, true, true, false, true}, {3, 2})));
+       }},
       {"0-d", {arg({})}, [](const Args& x) { return out(loom::masked_select(x[0], mask({true}, {}))); }},
       {"nothing selected, with another output", {arg({2})}, [](const Args& x) {
          return std::vector<Tensor>{loom::masked_select(x[0], mask({false, false}, {2})), x[0] * x[0]};
@@ -178,7 +186,9 @@ TEST_CASE("autograd: advanced indexing (index) with integer and bool indices", "
              [](const Args& a) { return out(loom::index(a[0], {std::nullopt, ints({1, 3, 1}, {3}), ints({0}, {1})})); },
              {x});
   check_both("separated advanced dims, int32",
-             [](const Args& a) { return out(loom::index(a[0], {ints({0, 2}, {2, 1}), std::nullopt, ints32({1, 1}, {2})})); },
+             [](const Args& a) {
+               return out(loom::index(a[0], {ints({0, 2}, {2, 1}), std::nullopt, ints32({1, 1}, {2})}));
+             },
              {x});
   check_both("into a tensor that needs no grad",
              [](const Args& a) {
@@ -190,8 +200,9 @@ TEST_CASE("autograd: advanced indexing (index) with integer and bool indices", "
   check_both("bool mask", [](const Args& a) { return out(loom::index(a[0], {mask({true, false, true}, {3})})); }, {x});
   check_both("2-d bool mask, strided",
              [](const Args& a) {
-               return out(loom::index(
-                   a[0], {mask({true, false, false, true, false, true, false, true, true, false, false, false}, {3, 4})}));
+               const Tensor m =
+                   mask({true, false, false, true, false, true, false, true, true, false, false, false}, {3, 4});
+               return out(loom::index(a[0], {m}));
              },
              {strided_arg({3, 4})});
 }
@@ -216,7 +227,8 @@ TEST_CASE("autograd: index_put_ with and without accumulate", "[autograd]") {
   // Separated advanced dims of a non-contiguous self: the staged path.
   check_both("separated dims, accumulate, repeated indices",
              [](const Args& a) {
-               return out(loom::index_put(a[0], {ints({0, 2, 0}, {3}), std::nullopt, ints({1, 0, 1}, {3})}, a[1], true));
+               const loom::TensorIndices at = {ints({0, 2, 0}, {3}), std::nullopt, ints({1, 0, 1}, {3})};
+               return out(loom::index_put(a[0], at, a[1], /*accumulate=*/true));
              },
              {strided_arg({3, 2, 2}), arg({3, 2})});
   check_both("separated dims",
