@@ -2,6 +2,7 @@
 // CPU kernels. dropout draws from the default generator (manual_seed
 // reproduces it); its composite draws the very same numbers through uniform_,
 // so every device gives the same mask.
+#include "autograd/formula.h"
 #include "core_op.h"
 #include "random_state.h"
 
@@ -62,6 +63,8 @@ void prepare_dropout(OpCall& call) {
 // Without a kernel: u = uniform_ with the counters prepare reserved, then
 // where(u < 1 - p, input / (1 - p), 0). u is float32 (float64 for float64
 // inputs) so the keep probability is not limited by 16-bit resolution.
+// Autograd runs this too (dropout has no formula): where and mul record the
+// mask and the scale, and the draw into `u` needs no gradient.
 void dropout_composite(OpCall& call) {
   const Tensor& input = call.arg(0);
   const double p = call.values[0].u.f;
@@ -89,6 +92,21 @@ LOOM_CORE_OP(dropout_op,
 
 LOOM_CORE_OP(embedding_op, "embedding(Tensor weight, Tensor indices, int? padding_idx=None) -> Tensor",
              prepare_embedding, nullptr)
+// The rows of the gradient added into the rows they were read from
+// (repeated indices add up); the padding row gets none. values[0] is
+// padding_idx as the caller gave it (it may be negative).
+LOOM_DERIVATIVE(embedding_op, "EmbeddingBackward0", autograd::inputs(1), autograd::none(),
+                [](autograd::BackwardContext& c) {
+                  const int64_t rows = c.input_sizes(0)[0], cols = c.input_sizes(0)[1];
+                  const Tensor indices = c.input(1).reshape({-1});
+                  Tensor g = c.grad().reshape({-1, cols});
+                  if (!c.is_none(0)) {
+                    const int64_t pad = c.int_arg(0) < 0 ? c.int_arg(0) + rows : c.int_arg(0);
+                    g = masked_fill(g, eq(indices, Scalar(pad)).unsqueeze(1), 0.0);
+                  }
+                  Tensor w = zeros({rows, cols}, g.dtype(), g.device());
+                  c.set(0, index_add_(w, 0, indices, g));
+                })
 
 }  // namespace
 

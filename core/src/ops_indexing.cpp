@@ -6,6 +6,7 @@
 // masked_fill_.Scalar). Every out-of-place form is a composite (a fresh copy
 // of self, then the in-place op), so a backend implements four kernels and
 // gets the rest. What each kernel sees: docs/kernel_conventions.md, "Indexing".
+#include "autograd/formula.h"
 #include "core_op.h"
 #include "ops_indexing_util.h"
 
@@ -177,6 +178,8 @@ void prepare_masked_fill_inplace(OpCall& call) {
   call.inputs.resize(2);
   call.inputs[0].tensor = self.impl();
   set_input(call, 1, DType::Bool, self.sizes());
+  detail::view_as_1d_if_scalar(call, 0);
+  detail::view_as_1d_if_scalar(call, 1);
   detail::self_output(call, self);
 }
 
@@ -276,6 +279,63 @@ LOOM_CORE_OP(index_add_op,
 LOOM_CORE_OP(masked_fill_op, "masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor",
              prepare_masked_fill, masked_fill_composite)
 
+// ---- derivatives --------------------------------------------------------------------
+// Indices never get a gradient. values[0] is dim in every schema here (as
+// the caller gave it: the ops it is passed on to wrap it again).
+using autograd::BackwardContext;
+using autograd::inputs;
+using autograd::none;
+
+// The gradient of scatter's src (tensor argument 2): g gathered at index,
+// which may be smaller than src in any dim; the rest of src was never read.
+Tensor scattered_src_grad(const BackwardContext& c, const Tensor& g) {
+  const Tensor picked = gather(g, c.int_arg(0), c.input(1));
+  const IntArrayRef sizes = c.input_sizes(2);
+  if (sizes.empty() || picked.sizes() == sizes) return picked;  // a 0-d src is summed by the node
+  Tensor full = zeros(sizes, g.dtype(), g.device());
+  Tensor corner = full;
+  const Tensor v = picked.dim() == 0 ? picked.reshape({1}) : picked;
+  for (int64_t d = 0; d < v.dim(); ++d) corner = corner.narrow(d, 0, v.size(d));
+  corner.copy_(v);
+  return full;
+}
+
+// gather / index_select: accumulated into zeros in place (no copy unless
+// backward is itself recorded).
+LOOM_DERIVATIVE(gather_op, "GatherBackward0", inputs(1), none(), [](BackwardContext& c) {
+  const Tensor g = c.grad();
+  Tensor r = zeros(c.input_sizes(0), g.dtype(), g.device());
+  c.set(0, scatter_add_(r, c.int_arg(0), c.input(1), g));
+})
+LOOM_DERIVATIVE(index_select_op, "IndexSelectBackward0", inputs(1), none(), [](BackwardContext& c) {
+  const Tensor g = c.grad();
+  Tensor r = zeros(c.input_sizes(0), g.dtype(), g.device());
+  c.set(0, index_add_(r, c.int_arg(0), c.input(1), g));
+})
+// scatter: the overwritten positions of self get nothing.
+LOOM_DERIVATIVE(scatter_src_op, "ScatterBackward0", inputs(1), none(), [](BackwardContext& c) {
+  if (c.needs_grad(0)) c.set(0, scatter(c.grad(), c.int_arg(0), c.input(1), 0.0));
+  if (c.needs_grad(2)) c.set(2, scattered_src_grad(c, c.grad()));
+})
+LOOM_DERIVATIVE(scatter_value_op, "ScatterBackward1", inputs(1), none(), [](BackwardContext& c) {
+  c.set(0, scatter(c.grad(), c.int_arg(0), c.input(1), 0.0));
+})
+LOOM_DERIVATIVE(scatter_add_op, "ScatterAddBackward0", inputs(1), none(), [](BackwardContext& c) {
+  if (c.needs_grad(0)) c.set(0, c.grad());
+  if (c.needs_grad(2)) c.set(2, scattered_src_grad(c, c.grad()));
+})
+// values[1] is alpha.
+LOOM_DERIVATIVE(index_add_op, "IndexAddBackward0", inputs(1), none(), [](BackwardContext& c) {
+  if (c.needs_grad(0)) c.set(0, c.grad());
+  if (c.needs_grad(2)) {
+    const Tensor g = index_select(c.grad(), c.int_arg(0), c.input(1));
+    c.set(2, c.scalar(1).to_double() == 1.0 ? g : g * c.scalar(1));
+  }
+})
+LOOM_DERIVATIVE(masked_fill_op, "MaskedFillBackward0", inputs(1), none(), [](BackwardContext& c) {
+  c.set(0, where(c.input(1), 0.0, c.grad()));
+})
+
 LoomValue int_value(int64_t i) {
   LoomValue v{};
   v.kind = LOOM_VALUE_INT;
@@ -283,10 +343,10 @@ LoomValue int_value(int64_t i) {
   return v;
 }
 
-// A 0-d value tensor as a Scalar (PyTorch's masked_fill.Tensor).
-Scalar value_scalar(const Tensor& value) {
+// masked_fill's value tensor (PyTorch's masked_fill.Tensor) must be 0-d.
+const Tensor& checked_value(const Tensor& value) {
   LOOM_CHECK(value.dim() == 0, "masked_fill: value must be a 0-d tensor, got ", value.dim(), " dimension(s)");
-  return value.item();
+  return value;
 }
 
 }  // namespace
@@ -330,15 +390,20 @@ Tensor& index_add_(Tensor& self, int64_t dim, const Tensor& index, const Tensor&
 Tensor masked_fill(const Tensor& self, const Tensor& mask, Scalar value) {
   return detail::run_op(masked_fill_op(), {&self, &mask}, {value.abi()});
 }
+// A value that requires grad cannot go through a Scalar: where gives it the
+// sum of the gradient over the filled positions.
 Tensor masked_fill(const Tensor& self, const Tensor& mask, const Tensor& value) {
-  return masked_fill(self, mask, value_scalar(value));
+  if (!value.requires_grad()) return masked_fill(self, mask, checked_value(value).item());
+  return where(mask, checked_value(value).to(self.device(), self.dtype()), self);
 }
 Tensor& masked_fill_(Tensor& self, const Tensor& mask, Scalar value) {
   detail::run_op(masked_fill_inplace_op(), {&self, &mask}, {value.abi()});
   return self;
 }
 Tensor& masked_fill_(Tensor& self, const Tensor& mask, const Tensor& value) {
-  return masked_fill_(self, mask, value_scalar(value));
+  if (!value.requires_grad()) return masked_fill_(self, mask, checked_value(value).item());
+  self.copy_(masked_fill(self, mask, value));
+  return self;
 }
 
 }  // namespace loom

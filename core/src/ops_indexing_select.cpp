@@ -7,6 +7,7 @@
 // nonzero synchronises) and plans an output of exactly that size. The kernel
 // then only fills it, and fails if it finds a different count. No core
 // machinery changes; see docs/kernel_conventions.md, "Indexing".
+#include "autograd/formula.h"
 #include "core_op.h"
 
 #include <loom/error.h>
@@ -50,6 +51,19 @@ void prepare_masked_select(OpCall& call) {
 LOOM_CORE_OP(nonzero_op, "nonzero(Tensor self) -> Tensor", prepare_nonzero, nullptr)
 LOOM_CORE_OP(masked_select_op, "masked_select(Tensor self, Tensor mask) -> Tensor", prepare_masked_select,
              nullptr)
+
+LOOM_NOT_DIFFERENTIABLE(nonzero_op)
+// The gradient goes back to the selected positions of self (broadcast with
+// the mask; the node sums the broadcast away), in order.
+LOOM_DERIVATIVE(masked_select_op, "MaskedSelectBackward0", autograd::inputs(1), autograd::none(),
+                [](autograd::BackwardContext& c) {
+                  const Tensor mask = c.input(1);
+                  const Tensor g = c.grad();
+                  const DimVector shape = broadcast_shapes("masked_select", c.input_sizes(0), mask.sizes());
+                  const Tensor positions = nonzero(mask.expand(shape).reshape({-1})).view({-1});
+                  Tensor r = zeros({shape_numel(shape)}, g.dtype(), g.device());
+                  c.set(0, index_add_(r, 0, positions, g).view(shape));
+                })
 
 }  // namespace
 

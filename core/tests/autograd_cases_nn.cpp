@@ -63,22 +63,19 @@ LOOM_GRAD_CASES("conv_transpose2d", [] {
 // break them).
 
 LOOM_GRAD_CASES("max_pool2d", [] {
-  // double: needs scatter_add's formula (indexing family)
   return std::vector<GradCase>{
-      {"kernel 2", {arg({2, 2, 4, 4})}, [](const Args& x) { return out(loom::max_pool2d(x[0], {2})); }, false},
+      {"kernel 2", {arg({2, 2, 4, 4})}, [](const Args& x) { return out(loom::max_pool2d(x[0], {2})); }},
       {"overlapping, padding, strided", {strided_arg({2, 2, 5, 5})},
-       [](const Args& x) { return out(loom::max_pool2d(x[0], {3}, {1}, {1})); }, false},
+       [](const Args& x) { return out(loom::max_pool2d(x[0], {3}, {1}, {1})); }},
       {"unbatched, dilation, ceil_mode", {arg({2, 5, 6})},
-       [](const Args& x) { return out(loom::max_pool2d(x[0], {2, 2}, {2}, {0}, {2}, true)); }, false}};
+       [](const Args& x) { return out(loom::max_pool2d(x[0], {2, 2}, {2}, {0}, {2}, true)); }}};
 })
 LOOM_GRAD_CASES("max_pool2d_with_indices", [] {
-  // double: needs scatter_add's formula (indexing family)
   return std::vector<GradCase>{
       {"overlapping windows", {arg({2, 2, 5, 4})},
-       [](const Args& x) { return out(std::get<0>(loom::max_pool2d_with_indices(x[0], {3, 2}, {1}, {1}))); }, false},
+       [](const Args& x) { return out(std::get<0>(loom::max_pool2d_with_indices(x[0], {3, 2}, {1}, {1}))); }},
       {"unbatched, ceil_mode, strided", {strided_arg({3, 5, 5})},
-       [](const Args& x) { return out(std::get<0>(loom::max_pool2d_with_indices(x[0], {2}, {2}, {0}, {1}, true))); },
-       false}};
+       [](const Args& x) { return out(std::get<0>(loom::max_pool2d_with_indices(x[0], {2}, {2}, {0}, {1}, true))); }}};
 })
 LOOM_GRAD_CASES("avg_pool2d", [] {
   return std::vector<GradCase>{

@@ -8,26 +8,7 @@
 
 #include "../src/autograd/formula.h"
 
-#include <set>
-
 namespace {
-
-// Ops whose derivative or cases have not landed yet. This list only
-// shrinks: an entry that becomes covered fails the test until removed.
-const std::set<std::string> kNotYetCovered = {
-    // indexing (autograd_cases_indexing.cpp)
-    "gather",
-    "index_select",
-    "scatter.src",
-    "scatter.value",
-    "scatter_add",
-    "index_add",
-    "masked_fill.Scalar",
-    "nonzero",
-    "masked_select",
-    "embedding",
-    "dropout",
-};
 
 bool is_core_op(const loom::OpDef& op) { return op.defined_at().rfind("loom core", 0) == 0; }
 
@@ -57,13 +38,7 @@ TEST_CASE("autograd catalog: every core op has a derivative (or is marked as hav
     if (!is_core_op(*op)) continue;
     const std::string& name = op->name();
     const Kind kind = classify(*op);
-    const bool pending = kNotYetCovered.count(name) > 0;
     INFO("op " << name);
-    if (pending) {
-      CHECK_FALSE((kind == Kind::NeedsCases && cases.count(name)));  // covered: drop it from the list
-      CHECK_FALSE(kind == Kind::NotDifferentiable);
-      continue;
-    }
     CHECK(kind != Kind::Missing);  // add LOOM_DERIVATIVE (or LOOM_NOT_DIFFERENTIABLE) next to the op
     if (kind == Kind::NeedsCases) CHECK(cases.count(name) == 1);  // add LOOM_GRAD_CASES for it
   }

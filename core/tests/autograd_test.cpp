@@ -322,3 +322,19 @@ TEST_CASE("autograd: an overlapping as_strided view sums its gradient per memory
   };
   CHECK(ag::gradcheck(fn, {loom::randn({3}, DType::Float64).requires_grad_()}));
 }
+
+TEST_CASE("autograd: a view of an expanded tensor counts each element's gradient once") {
+  // The expanded elements share memory; the expand's node sums them.
+  Tensor x = leaf({1, 2});
+  (x.expand({3, 2}).reshape({3, 2}) * loom::from_vector<double>({1, 2, 3, 4, 5, 6}, {3, 2})).sum().backward();
+  CHECK(values(x.grad()) == std::vector<double>{9, 12});
+  Tensor y = leaf({1, 2});
+  (y.expand({3, 2}).narrow(0, 1, 1) * 5.0).sum().backward();
+  CHECK(values(y.grad()) == std::vector<double>{5, 5});
+  auto fn = [](const std::vector<Tensor>& a) {
+    return std::vector<Tensor>{a[0].expand({4, 3}).t().narrow(1, 1, 2) * loom::arange(6.0).reshape({3, 2})};
+  };
+  const Tensor z = loom::randn({4, 1}, DType::Float64).requires_grad_();
+  CHECK(ag::gradcheck(fn, {z}));
+  CHECK(ag::gradgradcheck(fn, {z}));
+}

@@ -138,6 +138,9 @@ TEST_CASE("masked_fill broadcasts the mask, takes a Scalar or a 0-d tensor", "[i
   auto t = range({3, 2}).t();  // strided self
   loom::masked_fill_(t, m, 0);
   CHECK(vals(t) == F64{0, 2, 0, 0, 3, 0});
+  auto scalar = loom::full({}, 5.0);
+  CHECK(loom::masked_fill(scalar, loom::full({}, true, DType::Bool), 1).item<double>() == 1);
+  CHECK(loom::masked_fill(scalar, loom::full({}, false, DType::Bool), 1).item<double>() == 5);
 }
 
 TEST_CASE("nonzero and masked_select size their output from the data", "[indexing]") {

@@ -294,13 +294,22 @@ std::vector<Tensor> ViewNode::apply(std::vector<Tensor>&& grads) {
   if (in_numel == 0) extent = 0;
   Tensor buf = loom::zeros({extent}, g.dtype(), g.device());
   const int64_t rel = view_.offset - input_.offset;
-  if (!overlaps(view_)) {
+  const bool shared_input = overlaps(input_);
+  if (!overlaps(view_) && !shared_input) {
     buf.as_strided(view_.sizes, view_.strides, rel).copy_(g);
-  } else {
-    // Several view elements share a memory location: their gradients add.
-    buf = loom::index_add(buf, 0, storage_indices(view_, rel, g.device()), g.reshape({-1}));
+    return {buf.as_strided(input_.sizes, input_.strides, 0)};
   }
-  return {buf.as_strided(input_.sizes, input_.strides, 0)};
+  // Several view elements share a memory location: their gradients add.
+  buf = loom::index_add(buf, 0, storage_indices(view_, rel, g.device()), g.reshape({-1}));
+  if (!shared_input) return {buf.as_strided(input_.sizes, input_.strides, 0)};
+  // So do several input elements (an expanded input): each gets an even
+  // share of its location's sum (as PyTorch's as_strided backward), which
+  // the expand's node adds back up. Reading the sum whole would count it
+  // once per sharer.
+  const Tensor at = storage_indices(input_, 0, g.device());
+  const Tensor ones = loom::ones({in_numel}, g.dtype(), g.device());
+  const Tensor sharers = loom::index_add(loom::zeros({extent}, g.dtype(), g.device()), 0, at, ones);
+  return {(loom::index_select(buf, 0, at) / loom::index_select(sharers, 0, at)).reshape(input_.sizes)};
 }
 
 std::vector<Tensor> CopySlices::apply(std::vector<Tensor>&& grads) {
