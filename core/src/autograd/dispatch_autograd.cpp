@@ -153,23 +153,35 @@ void dispatch_inplace(OpCall& call) {
   plan.result = self;
 }
 
+// Composites and in-place partners dispatch again: one that reaches its own
+// op (X's composite calls X_, whose out-of-place partner is X) would recurse
+// until the stack ends. Counted on those paths only, off the formula path.
+class RecursionGuard {
+ public:
+  explicit RecursionGuard(const OpCall& call) {
+    if (++depth() < 256) return;
+    --depth();  // no destructor runs for a throwing constructor
+    throw Error(loom::detail::cat(call.op->name(),
+                                  ": autograd recursed through composites 256 deep; the op (or one "
+                                  "its composite calls) needs a derivative formula"));
+  }
+  ~RecursionGuard() { --depth(); }
+
+ private:
+  static int& depth() {
+    thread_local int d = 0;
+    return d;
+  }
+};
+
 }  // namespace
 
 void dispatch_with_grad(OpCall& call) {
-  // A composite that reaches its own op again (X's composite calls X_,
-  // whose out-of-place partner is X) would recurse until the stack ends.
-  thread_local int depth = 0;
-  struct Depth {
-    Depth() { ++depth; }
-    ~Depth() { --depth; }
-  } guard;
-  LOOM_CHECK(depth < 256, call.op->name(),
-             ": autograd recursed through composites 256 deep; the op (or one its composite "
-             "calls) needs a derivative formula");
   LOOM_CHECK(call.out_args.empty(), call.op->name(),
              ": out= arguments don't support automatic differentiation, but one of the arguments "
              "requires grad");
   if (call.op->schema().is_inplace()) {
+    RecursionGuard guard(call);
     dispatch_inplace(call);
     return;
   }
@@ -185,6 +197,7 @@ void dispatch_with_grad(OpCall& call) {
   }
   if (CompositeFn composite = call.op->composite()) {
     // Differentiate through the ops the composite calls.
+    RecursionGuard guard(call);
     ::loom::detail::prepare_call(call);
     composite(call);
     return;

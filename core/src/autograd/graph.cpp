@@ -10,8 +10,8 @@
 namespace loom::autograd {
 
 namespace {
-thread_local bool grad_enabled = true;
-thread_local uint64_t sequence_counter = 0;
+thread_local bool grad_enabled LOOM_FAST_TLS = true;
+thread_local uint64_t sequence_counter LOOM_FAST_TLS = 0;
 std::atomic<int64_t> hook_ids{1};
 }  // namespace
 
@@ -24,15 +24,20 @@ Node::Node() : sequence_nr_(detail::next_sequence_nr()) {}
 // recursively and overflow the stack. Children are parked instead and freed
 // one at a time by the outermost destructor.
 Node::~Node() {
+  // Only a child this node holds the last reference to dies with it.
+  bool last_ref = false;
+  for (const Edge& e : next_edges_) last_ref = last_ref || (e.fn && e.fn->use_count() == 1);
+  if (!last_ref) return;
   thread_local std::vector<NodePtr> parked;
-  thread_local bool draining = false;
+  thread_local bool draining LOOM_FAST_TLS = false;
+  std::vector<NodePtr>& stack = parked;
   for (Edge& e : next_edges_)
-    if (e.fn) parked.push_back(std::move(e.fn));
+    if (e.fn) stack.push_back(std::move(e.fn));
   if (draining) return;
   draining = true;
-  while (!parked.empty()) {
-    NodePtr last = std::move(parked.back());
-    parked.pop_back();
+  while (!stack.empty()) {
+    NodePtr last = std::move(stack.back());
+    stack.pop_back();
   }  // `last` dies here, parking its own children
   draining = false;
 }
