@@ -1,6 +1,7 @@
 // quickstart — a small computation on "cpu" and on the reference backend
 // "sim", showing that an op sim lacks (matmul) still runs, through the CPU
 // fallback, and is counted.
+#include <loom/autograd.h>
 #include <loom/loom.h>
 
 #include <iostream>
@@ -20,6 +21,14 @@ int main() try {
   auto prod = as.matmul(bs);  // sim has no matmul: runs on CPU and comes back
   std::cout << "a @ b on sim =\n" << prod << "\n";
   std::cout << "sum(a @ b) = " << prod.sum().item<float>() << "\n\n";
+
+  // Autograd, here on sim: its own kernels plus the CPU fallback, no
+  // gradient code in the plugin.
+  auto w = loom::ones({3, 2}).to(sim).requires_grad_();
+  auto loss = as.matmul(w).relu().sum();
+  std::cout << "loss = " << loss << "\n";
+  loss.backward();
+  std::cout << "d loss / d w =\n" << w.grad() << "\n\n";
 
   std::cout << "fallbacks so far (op on device: count):\n";
   for (const auto& r : loom::fallback_counts())

@@ -9,6 +9,7 @@
 // plugin that provides it (see `loom-info`).
 #pragma once
 
+#include <loom/autograd.h>
 #include <loom/device.h>
 #include <loom/dispatcher.h>
 #include <loom/dtype.h>
