@@ -1,0 +1,36 @@
+"""loom: a PyTorch-style tensor library whose devices are plugins.
+
+    import loom
+    x = loom.randn(3, 4, requires_grad=True)
+    loss = (x @ x.T).relu().sum()
+    loss.backward()
+
+Every op of loom's catalog is here as a function (``loom.<op>``) and, when
+its first argument is ``self``, as a Tensor method, generated from the op's
+schema (see ``_ops.py``): an op a C++ library or a plugin defines shows up
+without binding code.
+"""
+from . import _C
+from ._C import (  # noqa: F401  (the public names)
+    Tensor, dtype, device, tensor, empty, zeros, ones, full, rand, randn, randint, arange,
+    linspace, eye, empty_like, zeros_like, ones_like, full_like, rand_like, randn_like,
+    manual_seed, scalar_tensor, is_grad_enabled, _dtype_from_name,
+    bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
+)
+
+# PyTorch's aliases.
+half = float16
+float = float32  # noqa: A001  (torch.float is float32)
+double = float64
+long = int64
+int = int32  # noqa: A001
+short = int16
+
+from ._grad_mode import no_grad, enable_grad, set_grad_enabled  # noqa: E402
+from . import _ops  # noqa: E402
+from . import _tensor  # noqa: E402,F401  (Tensor methods written in Python)
+from . import autograd  # noqa: E402
+
+_ops.install(globals())
+
+__all__ = [n for n in dir() if not n.startswith("_")]

@@ -1,0 +1,211 @@
+// convert.cpp — see convert.h.
+#include "convert.h"
+
+#include <pybind11/numpy.h>
+
+#include <array>
+#include <cstring>
+#include <vector>
+
+namespace loom::python {
+
+namespace {
+constexpr size_t kNumDTypes = 10;  // LOOM_DTYPE_LIST
+
+std::array<py::object, kNumDTypes>& dtype_objects() {
+  static auto* objects = new std::array<py::object, kNumDTypes>();  // outlives interpreter teardown
+  return *objects;
+}
+}  // namespace
+
+py::object dtype_object(DType t) {
+  auto& objs = dtype_objects();
+  py::object& o = objs[static_cast<size_t>(t)];
+  if (!o) o = py::cast(PyDType{t});
+  return o;
+}
+
+DType to_dtype(py::handle h, const char* what) {
+  if (py::isinstance<PyDType>(h)) return h.cast<PyDType>().value;
+  if (py::isinstance<py::str>(h)) return dtype_from_name(h.cast<std::string>());
+  // Python's own types, as PyTorch accepts them: float, int, bool.
+  if (h.ptr() == reinterpret_cast<PyObject*>(&PyFloat_Type)) return DType::Float64;
+  if (h.ptr() == reinterpret_cast<PyObject*>(&PyLong_Type)) return DType::Int64;
+  if (h.ptr() == reinterpret_cast<PyObject*>(&PyBool_Type)) return DType::Bool;
+  throw py::type_error(std::string(what) + " must be a loom.dtype (e.g. loom.float32), not " + type_name(h));
+}
+
+std::optional<DType> to_optional_dtype(py::handle h) {
+  if (h.is_none()) return std::nullopt;
+  return to_dtype(h);
+}
+
+Device to_device(py::handle h) {
+  if (py::isinstance<Device>(h)) return h.cast<Device>();
+  if (py::isinstance<py::str>(h)) return Device(h.cast<std::string>());
+  throw py::type_error("device must be a str such as 'cpu' or 'cuda:0', or a loom.device, not " + type_name(h));
+}
+
+std::string type_name(py::handle h) { return py::str(py::type::handle_of(h).attr("__name__")); }
+
+bool is_tensor(py::handle h) { return py::isinstance<Tensor>(h); }
+const Tensor& as_tensor(py::handle h) { return h.cast<const Tensor&>(); }
+
+bool is_number(py::handle h) {
+  if (PyBool_Check(h.ptr()) || PyLong_Check(h.ptr()) || PyFloat_Check(h.ptr())) return true;
+  // numpy scalars (np.float32(1), np.int64(2), np.bool_): anything with
+  // __index__ or __float__ that is not a sequence or a tensor.
+  if (is_tensor(h) || PySequence_Check(h.ptr())) return false;
+  return PyIndex_Check(h.ptr()) || PyNumber_Check(h.ptr());
+}
+
+Scalar to_scalar(py::handle h, const char* what) {
+  if (PyBool_Check(h.ptr())) return Scalar(h.ptr() == Py_True);
+  if (PyLong_Check(h.ptr())) return Scalar(h.cast<int64_t>());
+  if (PyFloat_Check(h.ptr())) return Scalar(h.cast<double>());
+  if (is_tensor(h)) {
+    const Tensor& t = as_tensor(h);
+    if (t.numel() == 1) return t.item();
+  }
+  if (is_number(h)) {
+    const std::string kind = py::str(py::getattr(py::getattr(h, "dtype", py::none()), "kind", py::str("")));
+    if (kind == "b") return Scalar(py::bool_(py::reinterpret_borrow<py::object>(h)).cast<bool>());
+    if (PyIndex_Check(h.ptr())) return Scalar(py::int_(py::reinterpret_borrow<py::object>(h)).cast<int64_t>());
+    return Scalar(py::float_(py::reinterpret_borrow<py::object>(h)).cast<double>());
+  }
+  throw py::type_error(std::string(what) + " must be a number, not " + type_name(h));
+}
+
+py::object scalar_to_python(const Scalar& s) {
+  if (s.is_floating_point()) return py::float_(s.to_double());
+  if (s.default_dtype() == DType::Bool) return py::bool_(s.to_double() != 0);
+  return py::int_(s.to<int64_t>());
+}
+
+// ---- loom.tensor(data) ----------------------------------------------------------------
+
+namespace {
+
+struct Nested {
+  std::vector<int64_t> shape;
+  std::vector<double> floats;     // every leaf as double...
+  std::vector<int64_t> ints;      // ...and as int64 while all are integral
+  bool all_bool = true, all_int = true;
+};
+
+void walk(py::handle h, size_t depth, Nested& n) {
+  if (is_number(h) || (is_tensor(h) && as_tensor(h).dim() == 0)) {
+    if (depth != n.shape.size())
+      throw py::value_error("loom.tensor: expected a sequence at depth " + std::to_string(depth) +
+                            " (ragged nested lists are not a tensor)");
+    const Scalar s = to_scalar(h, "a tensor element");
+    const bool is_bool = PyBool_Check(h.ptr()) || s.default_dtype() == DType::Bool;
+    n.all_bool = n.all_bool && is_bool;
+    n.all_int = n.all_int && !s.is_floating_point();
+    n.floats.push_back(s.to_double());
+    n.ints.push_back(s.is_floating_point() ? 0 : s.to<int64_t>());
+    return;
+  }
+  if (!PySequence_Check(h.ptr()) || py::isinstance<py::str>(h))
+    throw py::type_error("loom.tensor: could not infer a dtype from an element of type " + type_name(h));
+  const py::sequence seq = py::reinterpret_borrow<py::sequence>(h);
+  const auto len = static_cast<int64_t>(py::len(seq));
+  if (depth == n.shape.size()) {
+    if (!n.floats.empty())
+      throw py::value_error("loom.tensor: expected a number at depth " + std::to_string(depth) +
+                            " (ragged nested lists are not a tensor)");
+    n.shape.push_back(len);
+  } else if (depth > n.shape.size() || n.shape[depth] != len) {
+    throw py::value_error("loom.tensor: expected a sequence of length " +
+                          std::to_string(depth < n.shape.size() ? n.shape[depth] : 0) + " at depth " +
+                          std::to_string(depth) + " but got length " + std::to_string(len));
+  }
+  for (const py::handle item : seq) walk(item, depth + 1, n);
+}
+
+DType numpy_dtype(const py::array& a) {
+  const char kind = a.dtype().kind();
+  const auto size = a.dtype().itemsize();
+  if (kind == 'b') return DType::Bool;
+  if (kind == 'u' && size == 1) return DType::UInt8;
+  if (kind == 'i') {
+    switch (size) {
+      case 1: return DType::Int8;
+      case 2: return DType::Int16;
+      case 4: return DType::Int32;
+      case 8: return DType::Int64;
+    }
+  }
+  if (kind == 'f') {
+    switch (size) {
+      case 2: return DType::Float16;
+      case 4: return DType::Float32;
+      case 8: return DType::Float64;
+    }
+  }
+  throw py::type_error("loom: numpy dtype " + std::string(py::str(a.dtype())) + " has no loom equivalent");
+}
+
+Tensor from_numpy_copy(const py::array& in) {
+  const py::array a = py::array::ensure(in, py::array::c_style);
+  const DType t = numpy_dtype(a);
+  std::vector<int64_t> shape(a.shape(), a.shape() + a.ndim());
+  Tensor out = empty(shape, t, cpu_device());
+  if (out.nbytes()) std::memcpy(out.data_ptr(), a.data(), out.nbytes());
+  return out;
+}
+
+}  // namespace
+
+Tensor tensor_from_data(py::handle data, std::optional<DType> dtype, std::optional<Device> device) {
+  Tensor t;
+  if (is_tensor(data)) {
+    autograd::NoGradGuard no_grad;
+    t = as_tensor(data).clone();
+  } else if (py::isinstance<py::array>(data)) {
+    t = from_numpy_copy(py::reinterpret_borrow<py::array>(data));
+  } else {
+    Nested n;
+    walk(data, 0, n);
+    const std::vector<int64_t>& shape = n.shape;
+    if (n.floats.empty() && !n.shape.empty()) {
+      t = empty(shape, dtype.value_or(kDefaultFloat), cpu_device());
+    } else if (n.all_bool) {
+      std::vector<uint8_t> b(n.ints.begin(), n.ints.end());
+      t = empty(shape, DType::Bool, cpu_device());
+      std::memcpy(t.data_ptr(), b.data(), b.size());
+    } else if (n.all_int) {
+      t = from_vector(n.ints, shape);
+    } else {
+      t = from_vector(n.floats, shape).to(kDefaultFloat);
+    }
+  }
+  if (dtype) t = t.to(*dtype);
+  if (device) t = t.to(*device);
+  return t;
+}
+
+py::object to_list(const Tensor& t) {
+  const Tensor host = t.cpu().contiguous();
+  if (host.dim() == 0) return scalar_to_python(host.item());
+  // Elements as Python numbers of the right kind, nested by shape.
+  std::vector<py::object> flat;
+  flat.reserve(static_cast<size_t>(host.numel()));
+  if (host.is_floating_point()) {
+    for (double v : host.to_vector<double>()) flat.emplace_back(py::float_(v));
+  } else if (host.dtype() == DType::Bool) {
+    for (bool v : host.to_vector<bool>()) flat.emplace_back(py::bool_(v));
+  } else {
+    for (int64_t v : host.to_vector<int64_t>()) flat.emplace_back(py::int_(v));
+  }
+  size_t pos = 0;
+  const auto sizes = host.sizes();
+  std::function<py::object(size_t)> build = [&](size_t d) -> py::object {
+    py::list l;
+    for (int64_t i = 0; i < sizes[d]; ++i) l.append(d + 1 == sizes.size() ? flat[pos++] : build(d + 1));
+    return std::move(l);
+  };
+  return build(0);
+}
+
+}  // namespace loom::python

@@ -1,0 +1,38 @@
+// module.cpp — loom._C: the compiled half of the Python package.
+#include "convert.h"
+#include "ops_py.h"
+
+#include <cstring>
+
+namespace loom::python {
+namespace {
+
+// loom::Error reaches Python as RuntimeError with the same message, as
+// PyTorch's errors do; an index out of range as IndexError.
+void translate_errors() {
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const Error& e) {
+      const char* msg = e.what();
+      if (std::strstr(msg, "out of range") || std::strstr(msg, "out of bounds"))
+        PyErr_SetString(PyExc_IndexError, msg);
+      else
+        PyErr_SetString(PyExc_RuntimeError, msg);
+    }
+  });
+}
+
+}  // namespace
+}  // namespace loom::python
+
+PYBIND11_MODULE(_C, m) {
+  using namespace loom::python;
+  m.doc() = "loom's compiled core: tensors, the op catalog, autograd (see the loom package)";
+  loom::init();
+  translate_errors();
+  bind_tensor(m);
+  bind_factories(m);
+  bind_ops(m);
+  bind_autograd(m);
+}

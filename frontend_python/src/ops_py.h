@@ -1,0 +1,19 @@
+// ops_py.h — the schema-driven op binding (ops_py.cpp).
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <string>
+
+namespace loom::python {
+namespace py = pybind11;
+
+// Runs op `name` (any overload whose schema the arguments fit) and returns
+// its result(s); TypeError listing every signature when none fits.
+py::object dispatch_op(const std::string& name, const py::tuple& args, const py::dict& kwargs);
+
+void bind_ops(py::module_& m);
+void bind_tensor(py::module_& m);
+void bind_factories(py::module_& m);
+void bind_autograd(py::module_& m);
+}  // namespace loom::python

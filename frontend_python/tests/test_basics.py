@@ -1,0 +1,57 @@
+"""First checks of the Python frontend: factories, operators, ops from the catalog, autograd."""
+import numpy as np
+import pytest
+
+import loom
+
+
+def test_tensor_from_nested_lists_infers_dtype_like_pytorch():
+    assert loom.tensor([1, 2, 3]).dtype is loom.int64
+    assert loom.tensor([1.0, 2]).dtype is loom.float32
+    assert loom.tensor([True, False]).dtype is loom.bool
+    assert loom.tensor([[1, 2], [3, 4]]).shape == (2, 2)
+    assert loom.tensor(3.5).shape == ()
+    with pytest.raises(ValueError, match="length"):
+        loom.tensor([[1, 2], [3]])
+
+
+def test_operators_match_numpy():
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    b = np.linspace(1, 2, 3, dtype=np.float32)
+    ta, tb = loom.tensor(a), loom.tensor(b)
+    np.testing.assert_allclose((ta + tb).tolist(), a + b)
+    np.testing.assert_allclose((2 - ta).tolist(), 2 - a)
+    np.testing.assert_allclose((ta / tb).tolist(), a / b, rtol=1e-6)
+    np.testing.assert_allclose((ta @ ta.T).tolist(), a @ a.T)
+    assert (ta > 2).tolist() == (a > 2).tolist()
+    c = ta.clone()
+    c += 1
+    np.testing.assert_allclose(c.tolist(), a + 1)
+
+
+def test_catalog_ops_are_functions_and_methods():
+    x = loom.tensor([[1.0, 5.0], [3.0, 2.0]])
+    assert loom.sum(x, 1).tolist() == [6.0, 5.0]
+    assert x.sum(dim=0, keepdim=True).shape == (1, 2)
+    values, indices = x.max(1)
+    assert values.tolist() == [5.0, 3.0] and indices.tolist() == [1, 0]
+    assert loom.cat([x, x], 0).shape == (4, 2)
+    with pytest.raises(TypeError, match="sum\\(\\) received an invalid combination of arguments"):
+        loom.sum(x, "a")
+
+
+def test_errors_become_python_exceptions_with_the_message():
+    with pytest.raises(RuntimeError, match="matmul"):
+        loom.ones(2, 3) @ loom.ones(2, 3)
+
+
+def test_autograd_from_python():
+    x = loom.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = (x * x).sum()
+    assert y.grad_fn.name() == "SumBackward1"
+    y.backward()
+    assert x.grad.tolist() == [2.0, 4.0, 6.0]
+    with loom.no_grad():
+        assert not (x * 2).requires_grad
+    (g,) = loom.autograd.grad((x ** 3).sum(), x)
+    assert g.tolist() == [3.0, 12.0, 27.0]
