@@ -74,6 +74,12 @@ std::vector<const OpDef*> Dispatcher::ops() const {
   return {s.order.begin(), s.order.end()};
 }
 
+size_t Dispatcher::num_ops() const {
+  auto& s = impl_state();
+  std::shared_lock lock(s.mutex);
+  return s.order.size();
+}
+
 void Dispatcher::impl(const std::string& op_name, const std::string& device_type,
                       KernelEntry entry) {
   OpDef* op = find(op_name);

@@ -44,15 +44,3 @@ Tensor.backward = backward
 Tensor.register_hook = register_hook
 Tensor.numpy = numpy
 
-
-@staticmethod
-def _make_subclass(cls, data, requires_grad=False):
-    """An instance of Tensor subclass `cls` sharing `data`'s memory (how nn.Parameter is made)."""
-    obj = Tensor.__new__(cls)
-    Tensor.__init__(obj, data.detach())
-    if requires_grad:
-        obj.requires_grad_(True)
-    return obj
-
-
-Tensor._make_subclass = _make_subclass

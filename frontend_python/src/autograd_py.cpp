@@ -66,7 +66,7 @@ void bind_autograd(py::module_& m) {
       .def("__eq__", [](const PyNode& a, const PyNode& b) { return a.node.get() == b.node.get(); })
       .def("__hash__", [](const PyNode& n) { return reinterpret_cast<uintptr_t>(n.node.get()); });
 
-  auto tensor = py::reinterpret_borrow<py::class_<Tensor>>(m.attr("Tensor"));
+  TensorClass tensor(m.attr("Tensor"));
   tensor
       .def_property("requires_grad", &Tensor::requires_grad,
                     [](Tensor& t, bool v) { t.requires_grad_(v); })
@@ -109,7 +109,7 @@ void bind_autograd(py::module_& m) {
           return as_tensor(r);
         });
       })
-      .def("_remove_hook", &Tensor::remove_hook);
+      .def("_remove_hook", [](Tensor& t, int64_t id) { t.remove_hook(id); });
 
   m.def("is_grad_enabled", &autograd::GradMode::is_enabled);
   m.def("_set_grad_enabled", &autograd::GradMode::set_enabled);

@@ -48,8 +48,6 @@ Device to_device(py::handle h) {
 
 std::string type_name(py::handle h) { return py::str(py::type::handle_of(h).attr("__name__")); }
 
-bool is_tensor(py::handle h) { return py::isinstance<Tensor>(h); }
-const Tensor& as_tensor(py::handle h) { return h.cast<const Tensor&>(); }
 
 bool is_number(py::handle h) {
   if (PyBool_Check(h.ptr()) || PyLong_Check(h.ptr()) || PyFloat_Check(h.ptr())) return true;

@@ -2,6 +2,8 @@
 // numbers, nested lists and numpy arrays.
 #pragma once
 
+#include "tensor_type.h"
+
 #include <loom/loom.h>
 #include <pybind11/pybind11.h>
 
@@ -31,9 +33,10 @@ bool is_number(py::handle h);
 Scalar to_scalar(py::handle h, const char* what);
 py::object scalar_to_python(const Scalar& s);
 
-// Whether `h` is a loom.Tensor, and the tensor it holds.
-bool is_tensor(py::handle h);
-const Tensor& as_tensor(py::handle h);
+// Whether `h` is a loom.Tensor, and the tensor it holds (valid while `h`
+// lives).
+inline bool is_tensor(py::handle h) { return is_tensor_object(h.ptr()); }
+inline const Tensor& as_tensor(py::handle h) { return tensor_of(h.ptr()); }
 
 // loom.tensor(data): nested sequences, numbers, numpy arrays, tensors —
 // copied, with PyTorch's dtype inference (bool, then int64, then the

@@ -2,7 +2,6 @@
 #include "convert.h"
 #include "ops_py.h"
 
-#include <cstring>
 
 namespace loom::python {
 namespace {
@@ -13,12 +12,8 @@ void translate_errors() {
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
-    } catch (const Error& e) {
-      const char* msg = e.what();
-      if (std::strstr(msg, "out of range") || std::strstr(msg, "out of bounds"))
-        PyErr_SetString(PyExc_IndexError, msg);
-      else
-        PyErr_SetString(PyExc_RuntimeError, msg);
+    } catch (const Error&) {
+      set_python_error();
     }
   });
 }

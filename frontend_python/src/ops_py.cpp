@@ -215,8 +215,8 @@ const std::vector<const OpDef*>& overloads(const std::string& name) {
   static std::map<std::string, std::vector<const OpDef*>> by_name;
   static size_t seen = 0;
   std::lock_guard lock(mu);
-  const auto ops = Dispatcher::instance().ops();
-  if (ops.size() != seen) {  // ops defined since (by plugins, by loom.library)
+  if (Dispatcher::instance().num_ops() != seen) {  // ops defined since (by plugins, by loom.library)
+    const auto ops = Dispatcher::instance().ops();
     by_name.clear();
     for (const OpDef* op : ops) by_name[op->schema().name].push_back(op);
     seen = ops.size();

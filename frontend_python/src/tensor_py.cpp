@@ -1,8 +1,7 @@
-// tensor_py.cpp — loom.Tensor: metadata, conversions, views, and the Python
-// operators. The operators are bound here, directly to the C++ functions,
-// because they are the hot path (a 1-element `a + b` is mostly binding
-// overhead); every other op reaches Tensor through the schema-driven
-// methods that loom/__init__.py generates.
+// tensor_py.cpp — loom.Tensor's methods and properties: metadata,
+// conversions, views. The operators are number-protocol slots of the type
+// itself (tensor_type.cpp); every other op reaches Tensor through the
+// schema-driven methods that loom/_ops.py generates.
 #include "convert.h"
 #include "ops_py.h"
 
@@ -11,56 +10,6 @@
 
 namespace loom::python {
 namespace {
-
-// The other operand of a binary operator: a Tensor, or a number made a
-// wrapped number on self's device. nullptr-like (undefined) when neither:
-// the operator then returns NotImplemented, as Python expects.
-Tensor operand(const Tensor& self, py::handle other) {
-  if (is_tensor(other)) return as_tensor(other);
-  if (is_number(other)) return scalar_tensor(to_scalar(other, "operand"), self.device());
-  return Tensor();
-}
-
-using BinaryFn = Tensor (*)(const Tensor&, const Tensor&);
-
-template <BinaryFn F>
-py::object forward_op(const Tensor& self, py::handle other) {
-  Tensor o = operand(self, other);
-  if (!o.defined()) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
-  return py::cast(F(self, o));
-}
-template <BinaryFn F>
-py::object reflected_op(const Tensor& self, py::handle other) {
-  Tensor o = operand(self, other);
-  if (!o.defined()) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
-  return py::cast(F(o, self));
-}
-
-Tensor add2(const Tensor& a, const Tensor& b) { return loom::add(a, b); }
-Tensor sub2(const Tensor& a, const Tensor& b) { return loom::sub(a, b); }
-Tensor mul2(const Tensor& a, const Tensor& b) { return loom::mul(a, b); }
-Tensor div2(const Tensor& a, const Tensor& b) { return loom::div(a, b); }
-Tensor floordiv2(const Tensor& a, const Tensor& b) { return loom::floor_divide(a, b); }
-Tensor mod2(const Tensor& a, const Tensor& b) { return loom::remainder(a, b); }
-Tensor pow2(const Tensor& a, const Tensor& b) { return loom::pow(a, b); }
-Tensor matmul2(const Tensor& a, const Tensor& b) { return loom::matmul(a, b); }
-Tensor and2(const Tensor& a, const Tensor& b) { return loom::bitwise_and(a, b); }
-Tensor or2(const Tensor& a, const Tensor& b) { return loom::bitwise_or(a, b); }
-Tensor xor2(const Tensor& a, const Tensor& b) { return loom::bitwise_xor(a, b); }
-Tensor eq2(const Tensor& a, const Tensor& b) { return loom::eq(a, b); }
-Tensor ne2(const Tensor& a, const Tensor& b) { return loom::ne(a, b); }
-Tensor lt2(const Tensor& a, const Tensor& b) { return loom::lt(a, b); }
-Tensor le2(const Tensor& a, const Tensor& b) { return loom::le(a, b); }
-Tensor gt2(const Tensor& a, const Tensor& b) { return loom::gt(a, b); }
-Tensor ge2(const Tensor& a, const Tensor& b) { return loom::ge(a, b); }
-
-// In-place operators run the catalog's in-place op by name and hand back
-// the same Python object (`a += b` keeps `a`).
-py::object inplace(const char* op, py::handle self, py::handle other) {
-  const Tensor& s = as_tensor(self);
-  if (!is_tensor(other) && !is_number(other)) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
-  return dispatch_op(op, py::make_tuple(self, other), py::dict());
-}
 
 std::vector<int64_t> shape_args(const py::args& args, const char* what) {
   // view(2, 3) and view((2, 3)) alike.
@@ -137,10 +86,9 @@ void bind_tensor(py::module_& m) {
       })
       .def("__hash__", [](const Device& d) { return d.type * 1024 + d.index; });
 
-  py::class_<Tensor> t(m, "Tensor", py::dynamic_attr());
-  t.def(py::init([](const Tensor& other) { return other; }), "A new handle to the same data (for subclasses such as nn.Parameter)")
-      .def(py::init([]() { return empty({0}); }))
-      // --- metadata
+  create_tensor_type(m);
+  TensorClass t(m.attr("Tensor"));
+  t  // --- metadata
       .def_property_readonly("shape", [](const Tensor& a) { return py::tuple(py::cast(a.shape())); })
       .def_property_readonly("dtype", [](const Tensor& a) { return dtype_object(a.dtype()); })
       .def_property_readonly("device", [](const Tensor& a) { return a.device(); })
@@ -240,53 +188,7 @@ void bind_tensor(py::module_& m) {
       .def("tile", [](const Tensor& a, const py::args& s) { return loom::tile(a, shape_args(s, "tile")); })
       .def("argsort", [](const Tensor& a, int64_t dim, bool desc) { return loom::argsort(a, dim, desc); },
            py::arg("dim") = -1, py::arg("descending") = false)
-      // --- operators
-      .def("__add__", &forward_op<add2>, py::is_operator())
-      .def("__radd__", &reflected_op<add2>, py::is_operator())
-      .def("__sub__", &forward_op<sub2>, py::is_operator())
-      .def("__rsub__", &reflected_op<sub2>, py::is_operator())
-      .def("__mul__", &forward_op<mul2>, py::is_operator())
-      .def("__rmul__", &reflected_op<mul2>, py::is_operator())
-      .def("__truediv__", &forward_op<div2>, py::is_operator())
-      .def("__rtruediv__", &reflected_op<div2>, py::is_operator())
-      .def("__floordiv__", &forward_op<floordiv2>, py::is_operator())
-      .def("__rfloordiv__", &reflected_op<floordiv2>, py::is_operator())
-      .def("__mod__", &forward_op<mod2>, py::is_operator())
-      .def("__rmod__", &reflected_op<mod2>, py::is_operator())
-      .def("__pow__", &forward_op<pow2>, py::is_operator())
-      .def("__rpow__", &reflected_op<pow2>, py::is_operator())
-      .def("__matmul__", &forward_op<matmul2>, py::is_operator())
-      .def("__rmatmul__", &reflected_op<matmul2>, py::is_operator())
-      .def("__and__", &forward_op<and2>, py::is_operator())
-      .def("__rand__", &reflected_op<and2>, py::is_operator())
-      .def("__or__", &forward_op<or2>, py::is_operator())
-      .def("__ror__", &reflected_op<or2>, py::is_operator())
-      .def("__xor__", &forward_op<xor2>, py::is_operator())
-      .def("__rxor__", &reflected_op<xor2>, py::is_operator())
-      .def("__eq__", &forward_op<eq2>, py::is_operator())
-      .def("__ne__", &forward_op<ne2>, py::is_operator())
-      .def("__lt__", &forward_op<lt2>, py::is_operator())
-      .def("__le__", &forward_op<le2>, py::is_operator())
-      .def("__gt__", &forward_op<gt2>, py::is_operator())
-      .def("__ge__", &forward_op<ge2>, py::is_operator())
-      .def("__iadd__", [](py::handle s, py::handle o) { return inplace("add_", s, o); }, py::is_operator())
-      .def("__isub__", [](py::handle s, py::handle o) { return inplace("sub_", s, o); }, py::is_operator())
-      .def("__imul__", [](py::handle s, py::handle o) { return inplace("mul_", s, o); }, py::is_operator())
-      .def("__itruediv__", [](py::handle s, py::handle o) { return inplace("div_", s, o); }, py::is_operator())
-      .def("__imod__", [](py::handle s, py::handle o) { return inplace("remainder_", s, o); }, py::is_operator())
-      .def("__ipow__", [](py::handle s, py::handle o) { return inplace("pow_", s, o); }, py::is_operator())
-      .def("__iand__", [](py::handle s, py::handle o) { return inplace("bitwise_and_", s, o); }, py::is_operator())
-      .def("__ior__", [](py::handle s, py::handle o) { return inplace("bitwise_or_", s, o); }, py::is_operator())
-      .def("__ixor__", [](py::handle s, py::handle o) { return inplace("bitwise_xor_", s, o); }, py::is_operator())
-      .def("__neg__", [](const Tensor& a) { return loom::neg(a); })
-      .def("__pos__", [](const Tensor& a) { return a; })
-      .def("__abs__", [](const Tensor& a) { return loom::abs(a); })
-      .def("__invert__", [](const Tensor& a) {
-        if (a.dtype() == DType::Bool) return loom::logical_not(a);
-        if (a.is_floating_point()) throw py::type_error("~ (bitwise not) is only supported for integer and bool tensors");
-        return loom::sub(loom::neg(a), scalar_tensor(Scalar(int64_t{1}), a.device()));
-      })
-      .attr("__hash__") = py::module_::import("builtins").attr("object").attr("__hash__");
+      ;
 }
 
 }  // namespace loom::python

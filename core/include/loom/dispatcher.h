@@ -122,6 +122,9 @@ class Dispatcher {
   OpDef* find(std::string_view op_name) const;  // nullptr when unknown
   OpDef& op(std::string_view op_name) const;    // throws when unknown
   std::vector<const OpDef*> ops() const;
+  // How many ops are defined (grows as libraries and plugins define more);
+  // cheap, for caches keyed on the catalog.
+  size_t num_ops() const;
 
   // The boxed fallback registered for a slot, or nullptr.
   const KernelEntry* fallback_for(int slot) const {
