@@ -30,4 +30,7 @@ PYBIND11_MODULE(_C, m) {
   bind_factories(m);
   bind_ops(m);
   bind_autograd(m);
+  bind_indexing(m);
+  bind_interop(m);
+  bind_plugins(m);
 }

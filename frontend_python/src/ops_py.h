@@ -16,4 +16,7 @@ void bind_ops(py::module_& m);
 void bind_tensor(py::module_& m);
 void bind_factories(py::module_& m);
 void bind_autograd(py::module_& m);
+void bind_indexing(py::module_& m);  // Tensor.__getitem__ / __setitem__
+void bind_interop(py::module_& m);   // numpy and DLPack
+void bind_plugins(py::module_& m);   // plugins(), load_plugin, fallback_stats, library
 }  // namespace loom::python

@@ -1,0 +1,7 @@
+// plugins_py.cpp — see ops_py.h.
+#include "convert.h"
+#include "ops_py.h"
+
+namespace loom::python {
+void bind_plugins(py::module_& m) {}
+}  // namespace loom::python
