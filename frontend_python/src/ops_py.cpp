@@ -234,7 +234,7 @@ py::object results(OpCall& call, const OpDef& op, const py::tuple& args) {
   if (call.outputs.size() == 1) return py::cast(std::move(call.outputs[0].result));
   py::tuple out(call.outputs.size());
   for (size_t i = 0; i < call.outputs.size(); ++i) out[i] = py::cast(std::move(call.outputs[i].result));
-  return std::move(out);
+  return out;
 }
 
 }  // namespace
