@@ -201,7 +201,7 @@ py::object to_list(const Tensor& t) {
   std::function<py::object(size_t)> build = [&](size_t d) -> py::object {
     py::list l;
     for (int64_t i = 0; i < sizes[d]; ++i) l.append(d + 1 == sizes.size() ? flat[pos++] : build(d + 1));
-    return std::move(l);
+    return l;
   };
   return build(0);
 }
