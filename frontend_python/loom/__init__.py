@@ -30,6 +30,8 @@ from ._grad_mode import no_grad, enable_grad, set_grad_enabled  # noqa: E402
 from . import _ops  # noqa: E402
 from . import _tensor  # noqa: E402,F401  (Tensor methods written in Python)
 from . import autograd  # noqa: E402
+from . import library  # noqa: E402,F401
+from ._C import plugins, load_plugin, fallback_stats, set_fallback_policy  # noqa: E402,F401
 
 _ops.install(globals())
 

@@ -1,0 +1,48 @@
+"""Plugins and custom ops from Python."""
+import pytest
+
+import loom
+
+
+def test_plugins_lists_cpu_and_sim():
+    loom.ones(1)  # loads cpu
+    names = {p["name"]: p for p in loom.plugins()}
+    assert names["cpu"]["state"] == "loaded"
+    assert "sim" in names
+
+
+def test_load_plugin_failure_says_why():
+    with pytest.raises(ValueError, match="cannot open manifest"):
+        loom.load_plugin("/nonexistent/plugin.json")
+
+
+def test_fallback_stats_count_sim_fallbacks():
+    loom.set_fallback_policy("allow")
+    a = loom.arange(6.0).view(2, 3).to("sim")
+    before = loom.fallback_stats().get(("matmul", "sim"), 0)
+    (a @ a.T).cpu()
+    assert loom.fallback_stats()[("matmul", "sim")] == before + 1
+    with pytest.raises(ValueError, match="fallback policy"):
+        loom.set_fallback_policy("sometimes")
+
+
+def test_library_defines_an_op_implemented_in_python():
+    lib = loom.library.Library("pytest_ext")
+    lib.define("axpy(Tensor self, Tensor other, float alpha) -> Tensor")
+
+    @lib.impl("axpy", "cpu")
+    def axpy(a, b, alpha):
+        return a * alpha + b
+
+    x, y = loom.ones(3), loom.arange(3.0)
+    assert loom.axpy(x, y, 2.0).tolist() == [2.0, 3.0, 4.0]
+    assert x.axpy(y, alpha=0.5).tolist() == [0.5, 1.5, 2.5]
+    # sim has no implementation: the CPU one runs through the fallback.
+    assert x.to("sim").axpy(y.to("sim"), 1.0).cpu().tolist() == [1.0, 2.0, 3.0]
+
+    @lib.impl("axpy", "sim")
+    def bad(a, b, alpha):
+        raise ValueError("boom")
+
+    with pytest.raises(RuntimeError, match="boom"):
+        x.to("sim").axpy(y.to("sim"), 1.0)
