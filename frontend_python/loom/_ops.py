@@ -20,19 +20,9 @@ def _namedtuple_for(name, fields):
     return _return_types[key]
 
 
-def _make_function(name, returns):
-    dispatch = _C._dispatch
-    if returns:
-        tuple_type = _namedtuple_for(name, returns)
-
-        def op(*args, **kwargs):
-            r = dispatch(name, *args, **kwargs)
-            return tuple_type(*r) if type(r) is tuple else r
-    else:
-        def op(*args, **kwargs):
-            return dispatch(name, *args, **kwargs)
-    op.__name__ = op.__qualname__ = name
-    return op
+def _make_function(name, returns, method=False):
+    tuple_type = _namedtuple_for(name, returns) if returns else None
+    return _C._make_op(name, tuple_type, method)
 
 
 def install(namespace):
@@ -44,9 +34,7 @@ def install(namespace):
         if len(returns) > 1 and all(returns):
             entry["returns"] = list(returns)
     for name, entry in by_name.items():
-        fn = _make_function(name, entry["returns"])
-        fn.__doc__ = "\n".join(entry["schemas"])
         if name not in namespace:
-            namespace[name] = fn
+            namespace[name] = _make_function(name, entry["returns"])
         if entry["method"] and not hasattr(_C.Tensor, name):
-            setattr(_C.Tensor, name, fn)
+            setattr(_C.Tensor, name, _make_function(name, entry["returns"], method=True))

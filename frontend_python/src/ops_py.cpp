@@ -15,7 +15,7 @@
 #include <loom/op_call.h>
 #include <loom/schema.h>
 
-#include <deque>
+#include <forward_list>
 #include <map>
 #include <mutex>
 
@@ -23,11 +23,13 @@ namespace loom::python {
 namespace {
 
 // What an OpCall borrows from while it runs.
+// forward_list: stable addresses, and no allocation while empty (a deque
+// allocates on construction, which showed up per call).
 struct Keep {
-  std::deque<Tensor> tensors;  // wrapped numbers, list items (deque: stable addresses)
-  std::deque<std::vector<int64_t>> ints;
-  std::deque<std::vector<double>> floats;
-  std::deque<std::string> strings;
+  std::forward_list<Tensor> tensors;  // wrapped numbers
+  std::forward_list<std::vector<int64_t>> ints;
+  std::forward_list<std::vector<double>> floats;
+  std::forward_list<std::string> strings;
 };
 
 struct Mismatch {
@@ -95,10 +97,10 @@ LoomValue value_of(const Argument& a, py::handle h, Keep& keep) {
       } else {
         throw Mismatch{"'" + a.name + "' must be an int or a sequence of ints, not " + type_name(h)};
       }
-      keep.ints.push_back(std::move(list));
+      keep.ints.push_front(std::move(list));
       v.kind = LOOM_VALUE_INT_LIST;
-      v.u.ints.data = keep.ints.back().data();
-      v.u.ints.size = static_cast<int64_t>(keep.ints.back().size());
+      v.u.ints.data = keep.ints.front().data();
+      v.u.ints.size = static_cast<int64_t>(keep.ints.front().size());
       return v;
     }
     case ArgType::FloatList: {
@@ -110,18 +112,18 @@ LoomValue value_of(const Argument& a, py::handle h, Keep& keep) {
           list.push_back(py::float_(py::reinterpret_borrow<py::object>(x)).cast<double>());
         }
       else throw Mismatch{"'" + a.name + "' must be a sequence of floats, not " + type_name(h)};
-      keep.floats.push_back(std::move(list));
+      keep.floats.push_front(std::move(list));
       v.kind = LOOM_VALUE_FLOAT_LIST;
-      v.u.floats.data = keep.floats.back().data();
-      v.u.floats.size = static_cast<int64_t>(keep.floats.back().size());
+      v.u.floats.data = keep.floats.front().data();
+      v.u.floats.size = static_cast<int64_t>(keep.floats.front().size());
       return v;
     }
     case ArgType::Str:
       if (!py::isinstance<py::str>(h)) throw Mismatch{"'" + a.name + "' must be a str, not " + type_name(h)};
-      keep.strings.push_back(h.cast<std::string>());
+      keep.strings.push_front(h.cast<std::string>());
       v.kind = LOOM_VALUE_STRING;
-      v.u.str.data = keep.strings.back().data();
-      v.u.str.size = static_cast<int64_t>(keep.strings.back().size());
+      v.u.str.data = keep.strings.front().data();
+      v.u.str.size = static_cast<int64_t>(keep.strings.front().size());
       return v;
     case ArgType::ScalarType:
       if (!py::isinstance<PyDType>(h)) throw Mismatch{"'" + a.name + "' must be a loom.dtype, not " + type_name(h)};
@@ -178,8 +180,8 @@ void bind(const OpDef& op, const py::tuple& args, const py::dict& kwargs, OpCall
       } else if (is_tensor(h)) {
         call.args.push_back(&as_tensor(h));
       } else if (is_number(h)) {
-        keep.tensors.push_back(scalar_tensor(to_scalar(h, a.name.c_str()), device.value_or(cpu_device())));
-        call.args.push_back(&keep.tensors.back());
+        keep.tensors.push_front(scalar_tensor(to_scalar(h, a.name.c_str()), device.value_or(cpu_device())));
+        call.args.push_back(&keep.tensors.front());
       } else {
         throw Mismatch{"'" + a.name + "' must be a Tensor, not " + type_name(h)};
       }
@@ -209,21 +211,32 @@ void bind(const OpDef& op, const py::tuple& args, const py::dict& kwargs, OpCall
   }
 }
 
-// The overloads of each op name, in definition order.
-const std::vector<const OpDef*>& overloads(const std::string& name) {
-  static std::mutex mu;
-  static std::map<std::string, std::vector<const OpDef*>> by_name;
-  static size_t seen = 0;
-  std::lock_guard lock(mu);
-  if (Dispatcher::instance().num_ops() != seen) {  // ops defined since (by plugins, by loom.library)
-    const auto ops = Dispatcher::instance().ops();
-    by_name.clear();
-    for (const OpDef* op : ops) by_name[op->schema().name].push_back(op);
-    seen = ops.size();
+// The overloads of one op name, in definition order, refreshed when the
+// catalog grows (a plugin or loom.library may add an overload later).
+struct OverloadSet {
+  std::string name;
+  std::vector<const OpDef*> ops;
+  size_t seen = 0;  // Dispatcher::num_ops() when `ops` was gathered
+  py::object tuple_type;  // namedtuple for multi-output results, or None
+
+  const std::vector<const OpDef*>& current() {
+    const size_t n = Dispatcher::instance().num_ops();
+    if (n != seen) {
+      ops.clear();
+      for (const OpDef* op : Dispatcher::instance().ops())
+        if (op->schema().name == name) ops.push_back(op);
+      seen = n;
+    }
+    return ops;
   }
-  static const std::vector<const OpDef*> none;
-  auto it = by_name.find(name);
-  return it == by_name.end() ? none : it->second;
+};
+
+// Never freed: the functions made from them live as long as the module.
+OverloadSet& overload_set(const std::string& name) {
+  static std::map<std::string, OverloadSet*> sets;
+  auto& slot = sets[name];
+  if (!slot) slot = new OverloadSet{name, {}, 0, py::none()};
+  return *slot;
 }
 
 py::object results(OpCall& call, const OpDef& op, const py::tuple& args) {
@@ -239,9 +252,9 @@ py::object results(OpCall& call, const OpDef& op, const py::tuple& args) {
 
 }  // namespace
 
-py::object dispatch_op(const std::string& name, const py::tuple& args, const py::dict& kwargs) {
-  const auto& ops = overloads(name);
-  if (ops.empty()) throw py::attribute_error("loom has no op named '" + name + "'");
+py::object dispatch_set(OverloadSet& set, const py::tuple& args, const py::dict& kwargs) {
+  const auto& ops = set.current();
+  if (ops.empty()) throw py::attribute_error("loom has no op named '" + set.name + "'");
   std::string reasons;
   for (const OpDef* op : ops) {
     OpCall call(*op);
@@ -252,22 +265,27 @@ py::object dispatch_op(const std::string& name, const py::tuple& args, const py:
       reasons += "\n  " + op->schema().text + "\n      (" + m.why + ")";
       continue;
     }
-    Tensor out_tensor;
-    if (kwargs.contains("out") && !kwargs["out"].is_none()) {
+    if (kwargs.size() && kwargs.contains("out") && !kwargs["out"].is_none()) {
       py::handle o = kwargs["out"];
-      if (!is_tensor(o)) throw py::type_error(name + "(): 'out' must be a Tensor, not " + type_name(o));
+      if (!is_tensor(o)) throw py::type_error(set.name + "(): 'out' must be a Tensor, not " + type_name(o));
       call.out_args.push_back(const_cast<Tensor*>(&as_tensor(o)));
       dispatch(call);
       return py::reinterpret_borrow<py::object>(o);
     }
     dispatch(call);
-    return results(call, *op, args);
+    py::object r = results(call, *op, args);
+    if (!set.tuple_type.is_none() && PyTuple_CheckExact(r.ptr())) return set.tuple_type(*r);
+    return r;
   }
   std::string got;
   for (size_t i = 0; i < args.size(); ++i) got += (i ? ", " : "") + type_name(args[i]);
   for (const auto& [k, v] : kwargs) got += (got.empty() ? "" : ", ") + std::string(py::str(k)) + "=" + type_name(v);
-  throw py::type_error(name + "() received an invalid combination of arguments - got (" + got +
+  throw py::type_error(set.name + "() received an invalid combination of arguments - got (" + got +
                        "), but expected one of:" + reasons);
+}
+
+py::object dispatch_op(const std::string& name, const py::tuple& args, const py::dict& kwargs) {
+  return dispatch_set(overload_set(name), args, kwargs);
 }
 
 py::list op_table() {
@@ -286,8 +304,16 @@ void bind_ops(py::module_& m) {
   m.def("_dispatch", [](const std::string& name, py::args args, py::kwargs kwargs) {
     return dispatch_op(name, args, kwargs);
   });
-  m.def("_dispatch_tuple", [](const std::string& name, const py::tuple& args, const py::dict& kwargs) {
-    return dispatch_op(name, args, kwargs);
+  // The function loom.<name> and the method Tensor.<name>: compiled
+  // closures over the op's overload set (no Python frame, no name lookup
+  // per call). `tuple_type` wraps multi-output results (a namedtuple).
+  m.def("_make_op", [](const std::string& name, py::object tuple_type, bool method) -> py::object {
+    OverloadSet* set = &overload_set(name);
+    set->tuple_type = std::move(tuple_type);
+    auto fn = [set](py::args args, py::kwargs kwargs) { return dispatch_set(*set, args, kwargs); };
+    if (method)
+      return py::cpp_function(fn, py::name(name.c_str()), py::is_method(py::module_::import("loom._C").attr("Tensor")));
+    return py::cpp_function(fn, py::name(name.c_str()));
   });
   m.def("_ops", &op_table, "(name, overload, schema, is_method, is_inplace, return names) for every op");
 }
