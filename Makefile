@@ -9,9 +9,11 @@ SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # Debian packages the build and tests need. libtorch-dev is only the
 # benchmark peer (make bench), never a dependency of loom itself.
+# python3-sklearn is there only for its 8x8 digits file (the training samples).
 DEPS := cmake ninja-build g++ ccache \
         libboost-dev nlohmann-json3-dev catch2 libdnnl-dev libbenchmark-dev \
-        python3-dev pybind11-dev python3-numpy python3-pytest
+        python3-dev pybind11-dev python3-numpy python3-pytest \
+        python3-sklearn
 # OpenBLAS (OpenMP flavour, sharing loom's libgomp pool) is what Debian's
 # PyTorch reaches matmul through; without it torch falls to netlib BLAS.
 BENCH_DEPS := libtorch-dev libopenblas0-openmp
