@@ -33,4 +33,7 @@ from . import autograd  # noqa: E402
 
 _ops.install(globals())
 
+from . import optim, utils  # noqa: E402
+from .serialization import save, load  # noqa: E402
+
 __all__ = [n for n in dir() if not n.startswith("_")]
