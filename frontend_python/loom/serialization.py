@@ -59,6 +59,8 @@ def save(obj, f, metadata=None):
         if not isinstance(metadata, dict) or not all(isinstance(k, str) and isinstance(v, str)
                                                      for k, v in metadata.items()):
             raise TypeError("metadata must be a dict of str -> str")
+        if STRUCTURE_KEY in metadata:
+            raise ValueError("metadata key {!r} is reserved for loom.save".format(STRUCTURE_KEY))
         meta.update(metadata)
     if structure is not None:
         meta[STRUCTURE_KEY] = json.dumps(structure, separators=(",", ":"))
