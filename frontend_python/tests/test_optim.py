@@ -198,8 +198,8 @@ def test_state_dict_has_pytorchs_layout_and_round_trips():
 def test_load_state_dict_from_torch_values_and_errors():
     _, topt = _trajectory(torch, _opt("SGD", lr=0.1, momentum=0.9), steps=2)
     tsd = topt.state_dict()
-    sd = {"state": {k: {"momentum_buffer": loom.tensor(v["momentum_buffer"].tolist())} for k, v in tsd["state"].items()},
-          "param_groups": tsd["param_groups"]}
+    state = {k: {"momentum_buffer": loom.tensor(v["momentum_buffer"].tolist())} for k, v in tsd["state"].items()}
+    sd = {"state": state, "param_groups": tsd["param_groups"]}
     params = [loom.tensor(x.tolist(), requires_grad=True) for x in INIT]
     opt = optim.SGD(params, lr=0.5)
     opt.load_state_dict(sd)

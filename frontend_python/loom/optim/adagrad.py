@@ -40,18 +40,9 @@ class Adagrad(Optimizer):
         with no_grad():
             for group in self.param_groups:
                 lr, lr_decay, eps = group["lr"], group["lr_decay"], group["eps"]
-                weight_decay, maximize = group["weight_decay"], group["maximize"]
-                for p in group["params"]:
-                    grad = p.grad
-                    if grad is None:
-                        continue
-                    state = self.state[p]
+                for p, grad, state in self._grads(group):
                     step = state["step"] + 1
                     state["step"] = step
-                    if maximize:
-                        grad = grad.neg()
-                    if weight_decay != 0:
-                        grad = grad.add(p, alpha=weight_decay)
                     clr = lr / (1 + (step - 1) * lr_decay)
                     state_sum = state["sum"]
                     state_sum.add_(grad.square())

@@ -32,25 +32,16 @@ def _adam_step(optimizer, decoupled):
     with no_grad():
         for group in optimizer.param_groups:
             lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
-            weight_decay, amsgrad, maximize = group["weight_decay"], group["amsgrad"], group["maximize"]
-            for p in group["params"]:
-                grad = p.grad
-                if grad is None:
-                    continue
-                state = optimizer.state[p]
+            weight_decay, amsgrad = group["weight_decay"], group["amsgrad"]
+            for p, grad, state in optimizer._grads(group, l2=not decoupled):
                 if len(state) == 0:
                     state["step"] = 0.0
                     state["exp_avg"] = _C.zeros_like(p)
                     state["exp_avg_sq"] = _C.zeros_like(p)
                     if amsgrad:
                         state["max_exp_avg_sq"] = _C.zeros_like(p)
-                if maximize:
-                    grad = grad.neg()
-                if weight_decay != 0:
-                    if decoupled:
-                        p.mul_(1 - lr * weight_decay)
-                    else:
-                        grad = grad.add(p, alpha=weight_decay)
+                if decoupled and weight_decay != 0:
+                    p.mul_(1 - lr * weight_decay)
                 step = state["step"] + 1
                 state["step"] = step
                 exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]

@@ -109,6 +109,22 @@ class Optimizer:
         """Performs one update; ``closure`` (re-evaluates the model, returns the loss) is optional."""
         raise NotImplementedError
 
+    def _grads(self, group, l2=True):
+        """(param, gradient, state) for each param of `group` that has a gradient; the gradient is
+        negated under 'maximize' and, when `l2`, has weight_decay * param added (as PyTorch does)."""
+        maximize = group.get("maximize", False)
+        weight_decay = group.get("weight_decay", 0) if l2 else 0
+        state_of = self.state
+        for p in group["params"]:
+            grad = p.grad
+            if grad is None:
+                continue
+            if maximize:
+                grad = grad.neg()
+            if weight_decay != 0:
+                grad = grad.add(p, alpha=weight_decay)
+            yield p, grad, state_of[p]
+
     def _closure_loss(self, closure):
         if closure is None:
             return None

@@ -32,12 +32,8 @@ class RMSprop(Optimizer):
         with no_grad():
             for group in self.param_groups:
                 lr, alpha, eps, momentum = group["lr"], group["alpha"], group["eps"], group["momentum"]
-                weight_decay, centered, maximize = group["weight_decay"], group["centered"], group["maximize"]
-                for p in group["params"]:
-                    grad = p.grad
-                    if grad is None:
-                        continue
-                    state = self.state[p]
+                centered = group["centered"]
+                for p, grad, state in self._grads(group):
                     if len(state) == 0:
                         state["step"] = 0
                         state["square_avg"] = _C.zeros_like(p)
@@ -46,10 +42,6 @@ class RMSprop(Optimizer):
                         if centered:
                             state["grad_avg"] = _C.zeros_like(p)
                     state["step"] += 1
-                    if maximize:
-                        grad = grad.neg()
-                    if weight_decay != 0:
-                        grad = grad.add(p, alpha=weight_decay)
                     square_avg = state["square_avg"]
                     # lerp_(x, 1 - alpha) is alpha*v + (1-alpha)*x in one op.
                     square_avg.lerp_(grad.square(), 1 - alpha)

@@ -30,17 +30,9 @@ class SGD(Optimizer):
         loss = self._closure_loss(closure)
         with no_grad():
             for group in self.param_groups:
-                lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
-                weight_decay, nesterov, maximize = group["weight_decay"], group["nesterov"], group["maximize"]
-                for p in group["params"]:
-                    d_p = p.grad
-                    if d_p is None:
-                        continue
-                    if maximize:
-                        d_p = d_p.neg()
-                    if weight_decay != 0:
-                        d_p = d_p.add(p, alpha=weight_decay)
-                    state = self.state[p]
+                lr, momentum = group["lr"], group["momentum"]
+                dampening, nesterov = group["dampening"], group["nesterov"]
+                for p, d_p, state in self._grads(group):
                     if momentum != 0:
                         buf = state.get("momentum_buffer")
                         if buf is None:
