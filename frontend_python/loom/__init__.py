@@ -35,4 +35,7 @@ from ._C import plugins, load_plugin, fallback_stats, set_fallback_policy  # noq
 
 _ops.install(globals())
 
+from . import optim, utils  # noqa: E402
+from .serialization import save, load  # noqa: E402
+
 __all__ = [n for n in dir() if not n.startswith("_")]

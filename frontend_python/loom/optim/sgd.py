@@ -1,0 +1,47 @@
+"""SGD with momentum, dampening, Nesterov, weight decay and maximize (PyTorch 1.13's update)."""
+from .._grad_mode import no_grad
+from .optimizer import Optimizer, required
+
+
+class SGD(Optimizer):
+    """Stochastic gradient descent, optionally with (Nesterov) momentum.
+
+    buf = momentum * buf + (1 - dampening) * g   (buf = g on the first step)
+    p  -= lr * (g + momentum * buf if nesterov else buf)
+    """
+
+    def __init__(self, params, lr=required, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,
+                 maximize=False, foreach=None, differentiable=False):
+        if lr is not required and lr < 0.0:
+            raise ValueError("Invalid learning rate: {}".format(lr))
+        if momentum < 0.0:
+            raise ValueError("Invalid momentum value: {}".format(momentum))
+        if weight_decay < 0.0:
+            raise ValueError("Invalid weight_decay value: {}".format(weight_decay))
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        if differentiable:
+            raise NotImplementedError("SGD(differentiable=True) is not supported")
+        defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
+                        nesterov=nesterov, maximize=maximize, foreach=foreach, differentiable=differentiable)
+        super().__init__(params, defaults)
+
+    def step(self, closure=None):
+        loss = self._closure_loss(closure)
+        with no_grad():
+            for group in self.param_groups:
+                lr, momentum = group["lr"], group["momentum"]
+                dampening, nesterov = group["dampening"], group["nesterov"]
+                for p, d_p, state in self._grads(group):
+                    if momentum != 0:
+                        buf = state.get("momentum_buffer")
+                        if buf is None:
+                            buf = d_p.detach().clone()
+                        else:
+                            buf.mul_(momentum).add_(d_p, alpha=1 - dampening)
+                        d_p = d_p.add(buf, alpha=momentum) if nesterov else buf
+                        state["momentum_buffer"] = buf
+                    else:
+                        state["momentum_buffer"] = None
+                    p.add_(d_p, alpha=-lr)
+        return loss

@@ -1,0 +1,108 @@
+"""Samplers: the order (and batches) of dataset indices a DataLoader visits."""
+from . import _random
+
+
+class Sampler:
+    """Iterates over dataset indices."""
+
+    def __init__(self, data_source=None):
+        pass
+
+    def __iter__(self):
+        raise NotImplementedError
+
+
+class SequentialSampler(Sampler):
+    """0, 1, ..., len(data_source) - 1."""
+
+    def __init__(self, data_source):
+        self.data_source = data_source
+
+    def __iter__(self):
+        return iter(range(len(self.data_source)))
+
+    def __len__(self):
+        return len(self.data_source)
+
+
+class RandomSampler(Sampler):
+    """A random order (a new one every epoch); with replacement, `num_samples` random draws.
+
+    ``generator`` (int seed or random.Random) makes the sequence of orders reproducible;
+    without one, each epoch's order is drawn from loom's global RNG (see loom.manual_seed).
+    """
+
+    def __init__(self, data_source, replacement=False, num_samples=None, generator=None):
+        self.data_source = data_source
+        self.replacement = replacement
+        self._num_samples = num_samples
+        self.generator = generator
+        self._rng = _random.make_rng(generator)
+        if not isinstance(replacement, bool):
+            raise TypeError("replacement should be a boolean value, but got replacement={}".format(replacement))
+        if not isinstance(self.num_samples, int) or self.num_samples <= 0:
+            raise ValueError("num_samples should be a positive integer value, but got num_samples={}"
+                             .format(self.num_samples))
+
+    @property
+    def num_samples(self):
+        return len(self.data_source) if self._num_samples is None else self._num_samples
+
+    def __iter__(self):
+        n = len(self.data_source)
+        rng = _random.rng_or_fresh(self._rng)
+        if self.replacement:
+            return iter([rng.randrange(n) for _ in range(self.num_samples)])
+        order = []
+        while len(order) < self.num_samples:
+            perm = list(range(n))
+            rng.shuffle(perm)
+            order.extend(perm)
+        return iter(order[:self.num_samples])
+
+    def __len__(self):
+        return self.num_samples
+
+
+class SubsetRandomSampler(Sampler):
+    """The given indices, in a random order."""
+
+    def __init__(self, indices, generator=None):
+        self.indices = indices
+        self.generator = generator
+        self._rng = _random.make_rng(generator)
+
+    def __iter__(self):
+        return iter([self.indices[i] for i in _random.randperm(len(self.indices), self._rng)])
+
+    def __len__(self):
+        return len(self.indices)
+
+
+class BatchSampler(Sampler):
+    """Groups another sampler's indices into lists of `batch_size` (the last one shorter unless drop_last)."""
+
+    def __init__(self, sampler, batch_size, drop_last):
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0:
+            raise ValueError("batch_size should be a positive integer value, but got batch_size={}"
+                             .format(batch_size))
+        if not isinstance(drop_last, bool):
+            raise ValueError("drop_last should be a boolean value, but got drop_last={}".format(drop_last))
+        self.sampler = sampler
+        self.batch_size = batch_size
+        self.drop_last = drop_last
+
+    def __iter__(self):
+        batch = []
+        for idx in self.sampler:
+            batch.append(idx)
+            if len(batch) == self.batch_size:
+                yield batch
+                batch = []
+        if batch and not self.drop_last:
+            yield batch
+
+    def __len__(self):
+        if self.drop_last:
+            return len(self.sampler) // self.batch_size
+        return (len(self.sampler) + self.batch_size - 1) // self.batch_size
