@@ -34,6 +34,8 @@ from . import library  # noqa: E402,F401
 from ._C import plugins, load_plugin, fallback_stats, set_fallback_policy  # noqa: E402,F401
 
 _ops.install(globals())
+_tensor.install_method_functions(globals())
+from ._C import stack  # noqa: E402,F401
 
 from . import optim, utils  # noqa: E402
 from .serialization import save, load  # noqa: E402

@@ -44,3 +44,23 @@ Tensor.backward = backward
 Tensor.register_hook = register_hook
 Tensor.numpy = numpy
 
+
+
+# torch.<name>(t, ...) for the Tensor methods that are views or list ops
+# rather than catalog ops (the catalog's are module functions already).
+_METHOD_FUNCTIONS = ("reshape", "transpose", "t", "permute", "unsqueeze", "squeeze", "flatten", "unflatten",
+                     "movedim", "narrow", "select", "split", "chunk", "unbind", "tile", "argsort", "detach",
+                     "clone", "numel")
+
+
+def _method_function(name):
+    def fn(input, *args, **kwargs):
+        return getattr(input, name)(*args, **kwargs)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"loom.{name}(t, ...) is t.{name}(...)"
+    return fn
+
+
+def install_method_functions(namespace):
+    for name in _METHOD_FUNCTIONS:
+        namespace.setdefault(name, _method_function(name))

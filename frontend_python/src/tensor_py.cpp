@@ -60,6 +60,8 @@ Tensor to_any(const Tensor& self, const py::args& args, const py::kwargs& kwargs
 }  // namespace
 
 void bind_tensor(py::module_& m) {
+  m.def("stack", [](const std::vector<Tensor>& tensors, int64_t dim) { return loom::stack(tensors, dim); },
+        py::arg("tensors"), py::arg("dim") = 0);
   py::class_<PyDType>(m, "dtype")
       .def("__repr__", [](const PyDType& d) { return "loom." + std::string(name(d.value)); })
       .def_property_readonly("is_floating_point", [](const PyDType& d) { return is_floating_point(d.value); })
