@@ -53,6 +53,7 @@ bench: deps deps-bench
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DLOOM_BENCH_WITH_LIBTORCH=ON $(CMAKE_ARGS)
 	cmake --build $(BUILD) -j $(JOBS) --target loom_bench
 	$(BUILD)/bin/loom_bench --benchmark_min_time=0.5 --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
+	PYTHONPATH=$(BUILD)/python /usr/bin/python3 bench/python_bench.py
 
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
