@@ -32,5 +32,6 @@ from . import _tensor  # noqa: E402,F401  (Tensor methods written in Python)
 from . import autograd  # noqa: E402
 
 _ops.install(globals())
+from . import nn  # noqa: E402  (after install: nn calls catalog ops)
 
 __all__ = [n for n in dir() if not n.startswith("_")]
