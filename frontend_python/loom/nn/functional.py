@@ -236,7 +236,13 @@ def dropout(input, p=0.5, training=True, inplace=False):
     """
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-    return _loom.dropout(input, float(p), bool(training))
+    # The catalog op always drops; these early returns live in C++ loom::dropout, which
+    # the generic dispatch does not call, so they are repeated here.
+    if not training or p == 0 or input.numel() == 0:
+        return input
+    if p == 1:
+        return input * 0.0  # as PyTorch: NaN and inf stay NaN
+    return _loom.dropout(input, float(p), True)
 
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
