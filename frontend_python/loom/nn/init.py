@@ -1,6 +1,7 @@
 """nn.init: in-place initialisers with PyTorch's defaults and fan computations (run under no_grad)."""
 import math
 
+import loom as _loom  # catalog ops, looked up at call time
 from .. import _C
 from .._grad_mode import no_grad
 
@@ -72,7 +73,7 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
             bad = (tensor < a) | (tensor > b)
             if not bool(bad.any()):
                 return tensor
-            tensor.copy_(_C.where(bad, _C.empty_like(tensor).normal_(mean, std), tensor))
+            tensor.copy_(_loom.where(bad, _C.empty_like(tensor).normal_(mean, std), tensor))
         return tensor.clamp_(a, b)
 
 
