@@ -98,8 +98,7 @@ def test_registration_errors():
     with pytest.raises(TypeError, match="is not a Module subclass"):
         m.add_module("x", 3)
     with pytest.raises(ValueError, match="non-leaf"):
-        x = loom.ones(2, requires_grad=True)
-        m.register_parameter("w", nn.Parameter(x) if False else _nonleaf_param(x))
+        m.register_parameter("w", _nonleaf_param(loom.ones(2)))
 
     class NoInit(nn.Module):
         def __init__(self):
@@ -111,7 +110,7 @@ def test_registration_errors():
 
 
 def _nonleaf_param(x):
-    # A Parameter whose tensor has history cannot be made (make_subclass detaches), so fake one.
+    # Parameter() detaches, so a Parameter with history needs faking.
     class Fake(nn.Parameter):
         @property
         def grad_fn(self):

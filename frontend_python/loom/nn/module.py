@@ -30,6 +30,12 @@ class _RemovableHandle:
         self.remove()
 
 
+def _add_hook(hooks, hook):
+    handle = _RemovableHandle(hooks)
+    hooks[handle.id] = hook
+    return handle
+
+
 def _addindent(s, num_spaces):
     lines = s.split("\n")
     if len(lines) == 1:
@@ -103,15 +109,11 @@ class Module:
 
     def register_forward_pre_hook(self, hook):
         """``hook(module, args)`` runs before forward; it may return replacement args."""
-        handle = _RemovableHandle(self._forward_pre_hooks)
-        self._forward_pre_hooks[handle.id] = hook
-        return handle
+        return _add_hook(self._forward_pre_hooks, hook)
 
     def register_forward_hook(self, hook):
         """``hook(module, args, output)`` runs after forward; it may return a replacement output."""
-        handle = _RemovableHandle(self._forward_hooks)
-        self._forward_hooks[handle.id] = hook
-        return handle
+        return _add_hook(self._forward_hooks, hook)
 
     # ------------------------------------------------------------ registration
 
@@ -182,18 +184,18 @@ class Module:
         return mod
 
     def get_parameter(self, target):
-        module_path, _, name = target.rpartition(".")
-        mod = self.get_submodule(module_path)
-        if name not in mod._parameters:
-            raise AttributeError(f"{mod._get_name()} has no parameter `{name}`")
-        return mod._parameters[name]
+        return self._get_registered(target, "_parameters", "parameter")
 
     def get_buffer(self, target):
+        return self._get_registered(target, "_buffers", "buffer")
+
+    def _get_registered(self, target, registry, kind):
         module_path, _, name = target.rpartition(".")
         mod = self.get_submodule(module_path)
-        if name not in mod._buffers:
-            raise AttributeError(f"{mod._get_name()} has no buffer `{name}`")
-        return mod._buffers[name]
+        entries = getattr(mod, registry)
+        if name not in entries:
+            raise AttributeError(f"{mod._get_name()} has no {kind} `{name}`")
+        return entries[name]
 
     # ------------------------------------------------------------ attributes
 

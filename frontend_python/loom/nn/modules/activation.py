@@ -1,9 +1,8 @@
 """Activation modules and MultiheadAttention (PyTorch keeps it in activation.py too)."""
-from ... import _C
 from .. import functional as F
 from .. import init
 from ..module import Module
-from ..parameter import Parameter
+from ._params import add_parameter
 from .linear import Linear
 
 
@@ -158,20 +157,13 @@ class MultiheadAttention(Module):
         if self.head_dim * num_heads != embed_dim:
             raise ValueError("embed_dim must be divisible by num_heads")
         f = dict(device=device, dtype=dtype)
-        if not self._qkv_same_embed_dim:
-            self.q_proj_weight = Parameter(_C.empty((embed_dim, embed_dim), **f))
-            self.k_proj_weight = Parameter(_C.empty((embed_dim, self.kdim), **f))
-            self.v_proj_weight = Parameter(_C.empty((embed_dim, self.vdim), **f))
-            self.register_parameter("in_proj_weight", None)
-        else:
-            self.in_proj_weight = Parameter(_C.empty((3 * embed_dim, embed_dim), **f))
-            self.register_parameter("q_proj_weight", None)
-            self.register_parameter("k_proj_weight", None)
-            self.register_parameter("v_proj_weight", None)
-        if bias:
-            self.in_proj_bias = Parameter(_C.empty((3 * embed_dim,), **f))
-        else:
-            self.register_parameter("in_proj_bias", None)
+        separate = not self._qkv_same_embed_dim
+        # The absent ones register as None, as in PyTorch; state_dict order follows this one.
+        add_parameter(self, "in_proj_weight", (3 * embed_dim, embed_dim), not separate, **f)
+        add_parameter(self, "q_proj_weight", (embed_dim, embed_dim), separate, **f)
+        add_parameter(self, "k_proj_weight", (embed_dim, self.kdim), separate, **f)
+        add_parameter(self, "v_proj_weight", (embed_dim, self.vdim), separate, **f)
+        add_parameter(self, "in_proj_bias", (3 * embed_dim,), bias, **f)
         self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, **f)
         self.bias_k = self.bias_v = None
         self.add_zero_attn = add_zero_attn

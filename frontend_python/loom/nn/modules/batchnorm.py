@@ -3,7 +3,7 @@ from ... import _C
 from .. import functional as F
 from .. import init
 from ..module import Module
-from ..parameter import Parameter
+from ._params import add_parameter, reset_affine
 
 
 class _BatchNorm(Module):
@@ -14,12 +14,8 @@ class _BatchNorm(Module):
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
-        if affine:
-            self.weight = Parameter(_C.empty((num_features,), device=device, dtype=dtype))
-            self.bias = Parameter(_C.empty((num_features,), device=device, dtype=dtype))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        add_parameter(self, "weight", (num_features,), affine, device, dtype)
+        add_parameter(self, "bias", (num_features,), affine, device, dtype)
         if track_running_stats:
             self.register_buffer("running_mean", _C.zeros((num_features,), device=device, dtype=dtype))
             self.register_buffer("running_var", _C.ones((num_features,), device=device, dtype=dtype))
@@ -38,9 +34,7 @@ class _BatchNorm(Module):
 
     def reset_parameters(self):
         self.reset_running_stats()
-        if self.affine:
-            init.ones_(self.weight)
-            init.zeros_(self.bias)
+        reset_affine(self.weight, self.bias)
 
     def _check_input_dim(self, input):
         if input.dim() not in self._expected_dims:

@@ -13,6 +13,13 @@ def _index(idx, size, kind):
     return idx % size
 
 
+def _renumber(container, modules):
+    """Registers ``modules`` under "0", "1", ...: PyTorch keeps a container's indices contiguous."""
+    container._modules.clear()
+    for i, m in enumerate(modules):
+        container.add_module(str(i), m)
+
+
 class Sequential(Module):
     """Modules called in order, each on the previous one's output.
 
@@ -41,11 +48,7 @@ class Sequential(Module):
         keys = list(self._modules.keys())
         for key in (keys[idx] if isinstance(idx, slice) else [keys[_index(idx, len(self), "Sequential")]]):
             delattr(self, key)
-        # Renumber so that indices stay 0..n-1, as PyTorch does.
-        items = list(self._modules.items())
-        self._modules.clear()
-        for i, (_, m) in enumerate(items):
-            self._modules[str(i)] = m
+        _renumber(self, list(self._modules.values()))
 
     def __len__(self):
         return len(self._modules)
@@ -72,9 +75,7 @@ class Sequential(Module):
             index += n
         modules = list(self._modules.values())
         modules.insert(index, module)
-        self._modules.clear()
-        for i, m in enumerate(modules):
-            self._modules[str(i)] = m
+        _renumber(self, modules)
         return self
 
     def extend(self, sequential):
@@ -110,10 +111,7 @@ class ModuleList(Module):
                 delattr(self, str(k))
         else:
             delattr(self, str(_index(idx, len(self), "ModuleList")))
-        modules = list(self._modules.values())
-        self._modules.clear()
-        for i, m in enumerate(modules):
-            self._modules[str(i)] = m
+        _renumber(self, list(self._modules.values()))
 
     def __len__(self):
         return len(self._modules)
@@ -130,9 +128,7 @@ class ModuleList(Module):
     def insert(self, index, module):
         modules = list(self._modules.values())
         modules.insert(index, module)
-        self._modules.clear()
-        for i, m in enumerate(modules):
-            self.add_module(str(i), m)
+        _renumber(self, modules)
 
     def append(self, module):
         self.add_module(str(len(self)), module)

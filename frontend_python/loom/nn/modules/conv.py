@@ -1,11 +1,7 @@
 """Conv1d, Conv2d, ConvTranspose2d."""
-import math
-
-from ... import _C
 from .. import functional as F
-from .. import init
 from ..module import Module
-from ..parameter import Parameter
+from ._params import add_parameter, reset_kaiming_uniform
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
@@ -42,27 +38,23 @@ class _ConvNd(Module):
             shape = (in_channels, out_channels // groups) + self.kernel_size
         else:
             shape = (out_channels, in_channels // groups) + self.kernel_size
-        self.weight = Parameter(_C.empty(shape, device=device, dtype=dtype))
-        if bias:
-            self.bias = Parameter(_C.empty((out_channels,), device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        add_parameter(self, "weight", shape, True, device, dtype)
+        add_parameter(self, "bias", (out_channels,), bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            if fan_in != 0:
-                bound = 1 / math.sqrt(fan_in)
-                init.uniform_(self.bias, -bound, bound)
+        reset_kaiming_uniform(self.weight, self.bias)
 
-    def _explicit_pad(self, input):
-        """For padding_mode != 'zeros': pad with F.pad, then convolve without padding."""
-        pads = []
-        for p in reversed(self.padding):
-            pads += [p, p]
-        return F.pad(input, pads, self.padding_mode)
+    def forward(self, input):
+        conv = F.conv1d if len(self.kernel_size) == 1 else F.conv2d
+        if self.padding_mode != "zeros" and not isinstance(self.padding, str):
+            # Pad with F.pad in that mode, then convolve without padding.
+            pads = []
+            for p in reversed(self.padding):
+                pads += [p, p]
+            return conv(F.pad(input, pads, self.padding_mode), self.weight, self.bias, self.stride, 0,
+                        self.dilation, self.groups)
+        return conv(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
 
     def extra_repr(self):
         s = "{in_channels}, {out_channels}, kernel_size={kernel_size}, stride={stride}"
@@ -89,12 +81,6 @@ class Conv1d(_ConvNd):
         super().__init__(1, in_channels, out_channels, kernel_size, stride, padding, dilation, False, 0, groups,
                          bias, padding_mode, device, dtype)
 
-    def forward(self, input):
-        if self.padding_mode != "zeros" and not isinstance(self.padding, str):
-            return F.conv1d(self._explicit_pad(input), self.weight, self.bias, self.stride, 0, self.dilation,
-                            self.groups)
-        return F.conv1d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
-
 
 class Conv2d(_ConvNd):
     """2-D convolution over (N, C_in, H, W) (or unbatched (C_in, H, W))."""
@@ -103,12 +89,6 @@ class Conv2d(_ConvNd):
                  bias=True, padding_mode="zeros", device=None, dtype=None):
         super().__init__(2, in_channels, out_channels, kernel_size, stride, padding, dilation, False, 0, groups,
                          bias, padding_mode, device, dtype)
-
-    def forward(self, input):
-        if self.padding_mode != "zeros" and not isinstance(self.padding, str):
-            return F.conv2d(self._explicit_pad(input), self.weight, self.bias, self.stride, 0, self.dilation,
-                            self.groups)
-        return F.conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
 
 
 class ConvTranspose2d(_ConvNd):

@@ -1,11 +1,10 @@
 """Identity, Linear, Bilinear."""
 import math
 
-from ... import _C
 from .. import functional as F
 from .. import init
 from ..module import Module
-from ..parameter import Parameter
+from ._params import add_parameter, reset_kaiming_uniform
 
 
 class Identity(Module):
@@ -24,20 +23,12 @@ class Linear(Module):
     def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
         super().__init__()
         self.in_features, self.out_features = in_features, out_features
-        self.weight = Parameter(_C.empty((out_features, in_features), device=device, dtype=dtype))
-        if bias:
-            self.bias = Parameter(_C.empty((out_features,), device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        add_parameter(self, "weight", (out_features, in_features), True, device, dtype)
+        add_parameter(self, "bias", (out_features,), bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):
-        # PyTorch's init: kaiming_uniform_(a=sqrt(5)) is U(-1/sqrt(fan_in), 1/sqrt(fan_in)); bias the same bound.
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
+        reset_kaiming_uniform(self.weight, self.bias)
 
     def forward(self, input):
         return F.linear(input, self.weight, self.bias)
@@ -52,11 +43,8 @@ class Bilinear(Module):
     def __init__(self, in1_features, in2_features, out_features, bias=True, device=None, dtype=None):
         super().__init__()
         self.in1_features, self.in2_features, self.out_features = in1_features, in2_features, out_features
-        self.weight = Parameter(_C.empty((out_features, in1_features, in2_features), device=device, dtype=dtype))
-        if bias:
-            self.bias = Parameter(_C.empty((out_features,), device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        add_parameter(self, "weight", (out_features, in1_features, in2_features), True, device, dtype)
+        add_parameter(self, "bias", (out_features,), bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):

@@ -1,11 +1,9 @@
 """LayerNorm, GroupNorm."""
 import numbers
 
-from ... import _C
 from .. import functional as F
-from .. import init
 from ..module import Module
-from ..parameter import Parameter
+from ._params import add_parameter, reset_affine
 
 
 class LayerNorm(Module):
@@ -17,22 +15,12 @@ class LayerNorm(Module):
             normalized_shape = (normalized_shape,)
         self.normalized_shape = tuple(normalized_shape)
         self.eps, self.elementwise_affine = eps, elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(_C.empty(self.normalized_shape, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(_C.empty(self.normalized_shape, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        add_parameter(self, "weight", self.normalized_shape, elementwise_affine, device, dtype)
+        add_parameter(self, "bias", self.normalized_shape, elementwise_affine and bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):
-        if self.elementwise_affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        reset_affine(self.weight, self.bias)
 
     def forward(self, input):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -49,18 +37,12 @@ class GroupNorm(Module):
         if num_channels % num_groups != 0:
             raise ValueError("num_channels must be divisible by num_groups")
         self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
-        if affine:
-            self.weight = Parameter(_C.empty((num_channels,), device=device, dtype=dtype))
-            self.bias = Parameter(_C.empty((num_channels,), device=device, dtype=dtype))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        add_parameter(self, "weight", (num_channels,), affine, device, dtype)
+        add_parameter(self, "bias", (num_channels,), affine, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):
-        if self.affine:
-            init.ones_(self.weight)
-            init.zeros_(self.bias)
+        reset_affine(self.weight, self.bias)
 
     def forward(self, input):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
