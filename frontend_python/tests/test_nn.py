@@ -140,6 +140,7 @@ def test_state_dict_round_trip():
     assert isinstance(a.state_dict(keep_vars=True)["fc.weight"], nn.Parameter)
     result = b.load_state_dict(sd)
     assert result.missing_keys == [] and result.unexpected_keys == []
+    assert repr(result) == "<All keys matched successfully>"
     for k, v in b.state_dict().items():
         assert v.tolist() == sd[k].tolist(), k
     fc_weight = b.fc.weight

@@ -9,7 +9,14 @@ from .parameter import Parameter
 
 Tensor = _C.Tensor
 
-_IncompatibleKeys = collections.namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
+
+class _IncompatibleKeys(collections.namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """What load_state_dict returns; reads like PyTorch's when nothing is off."""
+
+    def __repr__(self):
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
 
 
 class _RemovableHandle:
