@@ -37,6 +37,7 @@ _ops.install(globals())
 _tensor.install_method_functions(globals())
 from ._C import stack  # noqa: E402,F401
 
+from . import nn  # noqa: E402  (after install: nn calls catalog ops)
 from . import optim, utils  # noqa: E402
 from .serialization import save, load  # noqa: E402
 
