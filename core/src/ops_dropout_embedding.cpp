@@ -42,13 +42,17 @@ void prepare_embedding(OpCall& call) {
   plan.sizes.push_back(weight.size(1));
 }
 
-// values: [0] FLOAT p in [0, 1) (the early returns are handled before
-// dispatch), [1] BOOL train (always true here), [2] generator -> INT_LIST
-// {seed, offset}.
+// values: [0] FLOAT p, [1] BOOL train, [2] generator -> INT_LIST {seed,
+// offset}. loom::dropout returns early for !train, p == 0 and p == 1; a
+// caller that reaches the op directly (Python, a plugin) gets the same
+// results: !train runs as p = 0, which every kernel and the composite make
+// an exact copy.
 void prepare_dropout(OpCall& call) {
   const Tensor& input = call.arg(0);
   LOOM_CHECK(input.is_floating_point(), "dropout: expected a floating point input, got ",
              name(input.dtype()));
+  check_dropout_p(call.values[0].u.f);
+  if (call.values[1].u.i == 0) call.values[0].u.f = 0.0;
   auto [seed, first] = detail::take_random_counters(input.numel());
   call.list_storage = {static_cast<int64_t>(seed), static_cast<int64_t>(first)};
   call.values[2] = detail::int_list_value(call.list_storage);
@@ -68,6 +72,10 @@ void prepare_dropout(OpCall& call) {
 void dropout_composite(OpCall& call) {
   const Tensor& input = call.arg(0);
   const double p = call.values[0].u.f;
+  if (p == 1) {  // as PyTorch: input * 0 (and no infinite scale for autograd)
+    call.outputs[0].result = input * 0.0;
+    return;
+  }
   const DType udt = input.dtype() == DType::Float64 ? DType::Float64 : DType::Float32;
   Tensor u = empty(input.sizes(), udt, input.device());
   OpCall draw(Dispatcher::instance().op("uniform_"));

@@ -47,6 +47,11 @@ bool is_int_like(py::handle h) { return !PyFloat_Check(h.ptr()) && PyIndex_Check
 
 LoomValue default_of(const Argument& a) {
   LoomValue v = a.default_value;
+  if (v.kind == LOOM_VALUE_STRING && a.default_text && a.default_text->size() >= 2) {
+    // The text inside the quotes of default_text (the schema outlives the call).
+    v.u.str.data = a.default_text->data() + 1;
+    v.u.str.size = static_cast<int64_t>(a.default_text->size()) - 2;
+  }
   if (a.type == ArgType::IntList && a.default_text && *a.default_text != "None") {
     v.kind = LOOM_VALUE_INT_LIST;
     v.u.ints.data = a.default_ints.data();

@@ -22,6 +22,8 @@ void dropout_typed(const LoomTensorDesc& in, const LoomTensorDesc& out, double p
                    uint64_t offset) {
   using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
   const C keep = static_cast<C>(1.0 - p);
+  // p == 1: x * 0 as PyTorch (NaN and inf stay NaN), the scale unused.
+  const bool all_dropped = p == 1;
   // The scale rounded to T first, as the composite's input * scale does.
   const C scale = static_cast<C>(plugin::cast<T>(1.0 / (1.0 - p)));
   const T* pi = plugin::data_ptr<const T>(in);
@@ -40,7 +42,8 @@ void dropout_typed(const LoomTensorDesc& in, const LoomTensorDesc& out, double p
         C u;
         if constexpr (std::is_same_v<C, double>) u = plugin::uniform_sample_f64(blk, 0.0, 1.0);
         else u = plugin::uniform_sample_f32(blk, 0.0f, 1.0f);
-        o[k * so] = u < keep ? T(static_cast<C>(x[k * si]) * scale) : T(0.0f);
+        if (u < keep) o[k * so] = T(static_cast<C>(x[k * si]) * scale);
+        else o[k * so] = all_dropped ? T(static_cast<C>(x[k * si]) * C(0)) : T(0.0f);
       }
     });
   });
@@ -56,9 +59,9 @@ void dropout(const LoomKernelCall& c) {
   expect_like(in, out, "dropout");
   const double p = plugin::value_float(c, 0);
   const LoomValue& g = c.values[2];
-  if (!(p >= 0 && p < 1) || g.kind != LOOM_VALUE_INT_LIST || g.u.ints.size != 2)
+  if (!(p >= 0 && p <= 1) || g.kind != LOOM_VALUE_INT_LIST || g.u.ints.size != 2)
     fail(LOOM_STATUS_INVALID_ARGUMENT,
-         "cpu dropout: expected p in [0, 1) and a generator {seed, offset}, got p=%g", p);
+         "cpu dropout: expected p in [0, 1] and a generator {seed, offset}, got p=%g", p);
   const auto seed = static_cast<uint64_t>(g.u.ints.data[0]);
   const auto offset = static_cast<uint64_t>(g.u.ints.data[1]);
   dispatch<DTypes::Floating>(out.dtype, "dropout", [&](auto tag) {

@@ -213,9 +213,15 @@ TEST_CASE("dropout kernel: the uniform_ draw of each element decides, any stride
   }
   Tensor in = make(LOOM_DTYPE_FLOAT32, {4});
   Tensor out = make(LOOM_DTYPE_FLOAT32, {4});
+  // p = 1 drops everything as input * 0 (NaN stays NaN); p > 1 is refused.
+  for (int64_t i = 0; i < 4; ++i) set(in, {i}, i == 2 ? std::nan("") : 1.0 + static_cast<double>(i));
   CHECK(status_of("dropout", {in.desc()}, {out.desc()},
-                  {float_value(1.0), bool_value(true), int_list_value({1, 0})}) ==
-        LOOM_STATUS_INVALID_ARGUMENT);  // p = 1 is the core's job (input * 0)
+                  {float_value(1.0), bool_value(true), int_list_value({1, 0})}) == LOOM_STATUS_OK);
+  CHECK(get(out, {0}) == 0);
+  CHECK(std::isnan(static_cast<double>(get(out, {2}))));
+  CHECK(status_of("dropout", {in.desc()}, {out.desc()},
+                  {float_value(1.5), bool_value(true), int_list_value({1, 0})}) ==
+        LOOM_STATUS_INVALID_ARGUMENT);
   CHECK(status_of("dropout", {in.desc()}, {out.desc()}, {float_value(0.5), bool_value(true), LoomValue{}}) ==
         LOOM_STATUS_INVALID_ARGUMENT);
   Tensor iin = make(LOOM_DTYPE_INT32, {4});
