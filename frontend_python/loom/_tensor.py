@@ -64,3 +64,64 @@ def _method_function(name):
 def install_method_functions(namespace):
     for name in _METHOD_FUNCTIONS:
         namespace.setdefault(name, _method_function(name))
+    for name, full, binary in (("max", "amax", "maximum"), ("min", "amin", "minimum")):
+        fn = _extremum(namespace[name], namespace[full], namespace[binary], name)
+        namespace[name] = fn
+        setattr(Tensor, name, fn)
+
+
+def _extremum(by_dim, full, binary, name):
+    """torch.max's three forms: max(t) (a 0-d tensor), max(t, dim) (values, indices), max(t, other)."""
+    def fn(input, dim=None, keepdim=False):
+        if dim is None:
+            return full(input, [])
+        if isinstance(dim, Tensor):
+            return binary(input, dim)
+        return by_dim(input, dim, keepdim)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = _extremum.__doc__.replace("max", name)
+    return fn
+
+
+def _rebuild_tensor(data, dtype_name, shape, requires_grad):
+    import numpy as np
+    from . import _C
+    t = _C.tensor(np.frombuffer(data, dtype=np.dtype(dtype_name)).reshape(shape)) if dtype_name != "bfloat16" else \
+        _C.tensor(np.frombuffer(data, dtype=np.float32).reshape(shape)).to(_C.bfloat16)
+    return t.requires_grad_() if requires_grad else t
+
+
+def __reduce_ex__(self, protocol):
+    """Pickles the values (on the CPU), dtype, shape and requires_grad; not the graph."""
+    t = self.detach().cpu().contiguous()
+    name = repr(t.dtype)[5:]
+    if name == "bfloat16":
+        t = t.float()
+    arr = t.numpy()
+    return (_rebuild_tensor, (arr.tobytes(), arr.dtype.str if name != "bfloat16" else "bfloat16", tuple(t.shape),
+                              self.requires_grad and self.is_leaf))
+
+
+def __deepcopy__(self, memo):
+    """A copy of the values outside the graph, keeping the subclass (nn.Parameter) and requires_grad."""
+    if id(self) in memo:
+        return memo[id(self)]
+    with _no_grad():
+        copy = self.clone()
+    if type(self) is not Tensor:
+        copy = Tensor._make_subclass(type(self), copy, self.requires_grad)
+    elif self.requires_grad and self.is_leaf:
+        copy.requires_grad_()
+    if self.grad is not None:
+        copy.grad = self.grad.clone()
+    memo[id(self)] = copy
+    return copy
+
+
+def _no_grad():
+    from ._grad_mode import no_grad
+    return no_grad()
+
+
+Tensor.__reduce_ex__ = __reduce_ex__
+Tensor.__deepcopy__ = __deepcopy__

@@ -93,7 +93,15 @@ void bind_autograd(py::module_& m) {
       .def_property_readonly("is_leaf", &Tensor::is_leaf)
       .def_property_readonly("_version", &Tensor::_version)
       .def_property_readonly("output_nr", &Tensor::output_nr)
-      .def_property_readonly("data", [](const Tensor& t) { return t.detach(); })
+      .def_property("data", [](const Tensor& t) { return t.detach(); },
+                    [](py::handle self, const Tensor& value) {
+                      // Rebinds this Python object to `value`'s memory, keeping
+                      // its requires_grad (how `param.data = ...` swaps weights).
+                      Tensor& t = tensor_of(self.ptr());
+                      const bool rg = t.requires_grad() && t.is_leaf();
+                      t = value.detach();
+                      if (rg) t.requires_grad_(true);
+                    })
       .def("detach", &Tensor::detach)
       .def("detach_", [](py::handle self) {
         const_cast<Tensor&>(as_tensor(self)).detach_();

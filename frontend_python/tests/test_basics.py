@@ -55,3 +55,26 @@ def test_autograd_from_python():
         assert not (x * 2).requires_grad
     (g,) = loom.autograd.grad((x ** 3).sum(), x)
     assert g.tolist() == [3.0, 12.0, 27.0]
+
+
+def test_max_min_forms_copy_pickle_and_data_swap():
+    import copy
+    import pickle
+    x = loom.tensor([[1.0, 5.0], [3.0, 2.0]], requires_grad=True)
+    assert loom.max(x).item() == 5.0 and x.min().item() == 1.0
+    assert x.max(1).indices.tolist() == [1, 0]
+    assert loom.max(x, loom.full((2, 2), 4.0)).tolist() == [[4.0, 5.0], [4.0, 4.0]]
+    y = copy.deepcopy(x)
+    assert y is not x and y.tolist() == x.tolist() and y.requires_grad
+    z = pickle.loads(pickle.dumps(x))
+    assert z.tolist() == x.tolist() and z.dtype is x.dtype
+    p = loom.nn.Parameter(loom.ones(2))
+    p.data = loom.zeros(2)
+    assert p.tolist() == [0.0, 0.0] and p.requires_grad and isinstance(p, loom.nn.Parameter)
+
+
+def test_direct_catalog_calls_apply_string_defaults_and_dropout_modes():
+    x = loom.ones(4)
+    assert loom.dropout(x, 0.5, False).tolist() == [1.0] * 4
+    assert loom.dropout(x, 1.0, True).tolist() == [0.0] * 4
+    assert loom.gelu(loom.zeros(2)).tolist() == [0.0, 0.0]  # approximate='none' by default
