@@ -87,3 +87,17 @@ TEST_CASE("random numbers are reproducible under manual_seed and independent of 
   CHECK(*std::max_element(v.begin(), v.end()) < 1.0f);
   CHECK_THROWS_WITH(loom::zeros({2}, DType::Int64).uniform_(), Catch::Contains("floating point"));
 }
+
+TEST_CASE("tensor methods forward to the op functions") {
+  auto x = loom::from_vector<float>({1, 5, 3, 2}, {2, 2});
+  CHECK(x.mean().item<float>() == 2.75f);
+  CHECK(x.mean({1}).to_vector<float>() == std::vector<float>{3, 2.5});
+  CHECK(x.amax().item<float>() == 5);
+  CHECK(x.max(1).second.to_vector<int64_t>() == std::vector<int64_t>{1, 0});
+  CHECK(x.argmin().item<int64_t>() == 0);
+  CHECK(x.permute({1, 0}).to_vector<float>() == std::vector<float>{1, 3, 5, 2});
+  CHECK(x.flatten().sizes() == loom::IntArrayRef{4});
+  CHECK(x.pow(2).to_vector<float>() == std::vector<float>{1, 25, 9, 4});
+  CHECK(x.softmax(1).sum({1}).to_vector<float>()[0] == Approx(1.0f));
+  CHECK(x.gather(1, loom::from_vector<int64_t>({1, 0}, {2, 1})).to_vector<float>() == std::vector<float>{5, 3});
+}

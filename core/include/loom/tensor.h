@@ -196,6 +196,24 @@ class Tensor {
   Tensor& lerp_(const Tensor& end, const Tensor& weight);
   Tensor sum() const;
   Tensor sum(IntArrayRef dim, bool keepdim = false) const;
+  // Common ops as methods, as libtorch has them (tensor_methods.cpp; each
+  // is the loom:: function of the same name).
+  Tensor mean() const;
+  Tensor mean(IntArrayRef dim, bool keepdim = false) const;
+  Tensor amax(IntArrayRef dim = {}, bool keepdim = false) const;
+  Tensor amin(IntArrayRef dim = {}, bool keepdim = false) const;
+  std::pair<Tensor, Tensor> max(int64_t dim, bool keepdim = false) const;
+  std::pair<Tensor, Tensor> min(int64_t dim, bool keepdim = false) const;
+  Tensor argmax(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
+  Tensor argmin(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
+  Tensor softmax(int64_t dim) const;
+  Tensor log_softmax(int64_t dim) const;
+  Tensor permute(IntArrayRef dims) const;
+  Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
+  Tensor pow(Scalar exponent) const;
+  Tensor masked_fill(const Tensor& mask, Scalar value) const;
+  Tensor index_select(int64_t dim, const Tensor& index) const;
+  Tensor gather(int64_t dim, const Tensor& index) const;
   Tensor matmul(const Tensor& other) const;
   Tensor& fill_(Scalar value);
   Tensor& zero_();
