@@ -107,6 +107,15 @@ void with_gil(F&& f) {
 
 [[noreturn]] void throw_value_error(const std::string& msg) { throw py::value_error(msg); }
 
+// A Python (int, int) such as max_version=(1, 0), or a TypeError naming `what`.
+std::pair<int64_t, int64_t> int_pair(py::handle h, const char* what) {
+  try {
+    return h.cast<std::pair<int64_t, int64_t>>();
+  } catch (const py::cast_error&) {
+    throw py::type_error(std::string(what) + " must be a tuple of two ints, not " + type_name(h));
+  }
+}
+
 void warn(const std::string& msg) {
   if (PyErr_WarnEx(PyExc_UserWarning, msg.c_str(), 1) < 0) throw py::error_already_set();
 }
@@ -119,11 +128,12 @@ struct Layout {
   size_t nbytes = 0;
 };
 
-// Checks that loom can view memory laid out so; `who` prefixes the errors.
-// Strides that are never used (a dimension of size 1, an empty tensor) are
-// replaced by row-major ones, so numpy's a[::-1] of a 1-long axis is fine.
-Layout checked_layout(std::vector<int64_t> shape, std::vector<int64_t> strides, size_t itemsize,
-                      const std::string& who) {
+// Checks that loom can view memory at `data` laid out so; `who` prefixes
+// the errors. Strides that are never used (a dimension of size 1, an empty
+// tensor) are replaced by row-major ones, so numpy's a[::-1] of a 1-long
+// axis is fine.
+Layout checked_layout(const void* data, std::vector<int64_t> shape, std::vector<int64_t> strides,
+                      size_t itemsize, const std::string& who) {
   int64_t numel = 1;
   for (const int64_t s : shape) {
     if (s < 0) throw_value_error(who + ": negative size " + std::to_string(s) + " in shape");
@@ -138,6 +148,11 @@ Layout checked_layout(std::vector<int64_t> shape, std::vector<int64_t> strides, 
                         "are not supported (copy the array first, e.g. with array.copy())");
     last += (shape[i] - 1) * strides[i];
   }
+  // Kernels take element pointers as naturally aligned (the compiler's
+  // vector loops may rely on it), so misaligned memory is refused.
+  if (numel != 0 && reinterpret_cast<uintptr_t>(data) % itemsize != 0)
+    throw_value_error(who + ": the data is not aligned to its " + std::to_string(itemsize) +
+                      "-byte elements; copy it first");
   const size_t nbytes = numel == 0 ? 0 : static_cast<size_t>(last + 1) * itemsize;
   return {std::move(shape), std::move(strides), nbytes};
 }
@@ -192,7 +207,7 @@ Tensor from_numpy(py::handle obj) {
     shape.push_back(a.shape(i));
     strides.push_back(a.strides(i) / itemsize);
   }
-  const Layout layout = checked_layout(std::move(shape), std::move(strides), itemsize, "loom.from_numpy");
+  const Layout layout = checked_layout(a.data(), std::move(shape), std::move(strides), itemsize, "loom.from_numpy");
   if (!a.writeable())
     warn("The given NumPy array is not writable, and loom does not support non-writable tensors: writing to "
          "this tensor writes to the array's memory anyway. Copy the array, or make it writable, first.");
@@ -269,7 +284,7 @@ py::capsule to_dlpack(const Tensor& self, py::handle stream, py::handle max_vers
   const dl::Device device = dlpack_device(self.device());
   if (self.requires_grad()) throw std::runtime_error("Can't export tensors that require gradient, use tensor.detach()");
   if (!dl_device.is_none()) {
-    const auto want = dl_device.cast<std::pair<int32_t, int32_t>>();
+    const auto want = int_pair(dl_device, "__dlpack__: dl_device");
     if (want.first != device.device_type || want.second != device.device_id)
       throw py::buffer_error("loom: __dlpack__ cannot move a tensor to DLPack device (" + std::to_string(want.first) +
                              ", " + std::to_string(want.second) + "); it is on " + self.device().str());
@@ -288,7 +303,7 @@ py::capsule to_dlpack(const Tensor& self, py::handle stream, py::handle max_vers
     autograd::NoGradGuard no_grad;
     t = self.clone();
   }
-  if (!max_version.is_none() && max_version.cast<std::pair<uint32_t, uint32_t>>().first >= 1) {
+  if (!max_version.is_none() && int_pair(max_version, "__dlpack__: max_version").first >= 1) {
     // loom tensors are always writable, so the read-only flag is never set.
     return export_capsule<dl::ManagedTensorVersioned>(t, device, copied ? dl::kFlagIsCopied : 0);
   }
@@ -345,13 +360,14 @@ Tensor import_capsule(PyObject* capsule) {
     const DimVector row_major = contiguous_strides(shape);
     strides.assign(row_major.begin(), row_major.end());
   }
-  const Layout layout = checked_layout(std::move(shape), std::move(strides), itemsize(dtype), "loom.from_dlpack");
+  char* data = static_cast<char*>(d.data) + d.byte_offset;
+  const Layout layout = checked_layout(data, std::move(shape), std::move(strides), itemsize(dtype), "loom.from_dlpack");
   if constexpr (std::is_same_v<Managed, dl::ManagedTensorVersioned>) {
     if (m->flags & dl::kFlagReadOnly)
       warn("loom.from_dlpack: the DLPack tensor is read-only, and loom does not support non-writable tensors: "
            "writing to this tensor writes to the producer's memory anyway.");
   }
-  Tensor t = view_memory(device, dtype, static_cast<char*>(d.data) + d.byte_offset, layout,
+  Tensor t = view_memory(device, dtype, data, layout,
                          StorageDeleter{release_dlpack<Managed>, m});
   PyCapsule_SetName(capsule, CapsuleNames<Managed>::used);
   return t;

@@ -225,6 +225,8 @@ def test_from_numpy_errors():
         loom.from_numpy(np.zeros(2, dtype=">f4"))
     odd = np.zeros(9, dtype=np.uint8)[1:].view(np.int64)[:0]  # an empty view is fine anywhere
     assert loom.from_numpy(odd).shape == (0,)
+    with pytest.raises(ValueError, match="not aligned"):
+        loom.from_numpy(np.zeros(9, dtype=np.uint8)[1:].view(np.int64))
     packed = np.zeros(3, dtype=[("a", np.int8), ("b", np.float32)])["b"]  # stride 5, itemsize 4
     with pytest.raises(ValueError, match="not a multiple of the element byte size"):
         loom.from_numpy(packed)
@@ -389,6 +391,8 @@ def test_dlpack_errors():
         loom.ones(2, requires_grad=True).__dlpack__()
     with pytest.raises(ValueError, match="stream must be None"):
         t.__dlpack__(stream=1)
+    with pytest.raises(TypeError, match="max_version must be a tuple of two ints, not str"):
+        t.__dlpack__(max_version="1.0")
     with pytest.raises(BufferError, match="cannot move"):
         t.__dlpack__(dl_device=(2, 0))
     assert capsule_name(t.__dlpack__(dl_device=(1, 0))) == "dltensor"
