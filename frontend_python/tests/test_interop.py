@@ -320,8 +320,8 @@ def test_versioned_capsule_contents():
     assert (d.dtype.code, d.dtype.bits, d.dtype.lanes) == (4, 16, 1)  # kDLBfloat
     assert [d.shape[i] for i in range(2)] == [2, 2] and [d.strides[i] for i in range(2)] == [3, 1]
     # data points at the first element (byte_offset 0), as torch 1.13 needs.
-    base_m = DLManagedTensorVersioned.from_address(api.PyCapsule_GetPointer(
-        base.__dlpack__(max_version=(1, 0)), b"dltensor_versioned"))
+    base_capsule = base.__dlpack__(max_version=(1, 0))  # owns the struct read below
+    base_m = DLManagedTensorVersioned.from_address(api.PyCapsule_GetPointer(base_capsule, b"dltensor_versioned"))
     assert d.byte_offset == 0 and d.data == base_m.dl_tensor.data + 2
     copied = t.__dlpack__(max_version=(1, 0), copy=True)
     assert DLManagedTensorVersioned.from_address(api.PyCapsule_GetPointer(copied, b"dltensor_versioned")).flags == 2
