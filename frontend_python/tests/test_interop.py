@@ -175,7 +175,7 @@ def test_from_numpy_non_contiguous():
     assert t.stride() == (0, 1) and t.tolist() == [[0, 1, 2, 3, 4]] * 2
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60, deadline=None, database=None)  # no .hypothesis/ in the tree
 @given(shape=st.lists(st.integers(0, 4), min_size=0, max_size=4),
        steps=st.lists(st.integers(1, 3), min_size=4, max_size=4),
        transpose=st.booleans())
