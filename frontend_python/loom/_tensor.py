@@ -27,22 +27,8 @@ def register_hook(self, hook):
     return RemovableHandle(self, self._register_hook(hook))
 
 
-def numpy(self):
-    import numpy as np
-    if self.requires_grad:
-        raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
-    return np.array(self.tolist(), dtype=_numpy_dtype(self.dtype))
-
-
-def _numpy_dtype(dt):
-    import numpy as np
-    return {"bool": np.bool_, "uint8": np.uint8, "int8": np.int8, "int16": np.int16, "int32": np.int32,
-            "int64": np.int64, "float16": np.float16, "float32": np.float32, "float64": np.float64}[repr(dt)[5:]]
-
-
 Tensor.backward = backward
 Tensor.register_hook = register_hook
-Tensor.numpy = numpy
 
 
 

@@ -121,6 +121,8 @@ void walk(py::handle h, size_t depth, Nested& n) {
   for (const py::handle item : seq) walk(item, depth + 1, n);
 }
 
+}  // namespace
+
 DType numpy_dtype(const py::array& a) {
   const char kind = a.dtype().kind();
   const auto size = a.dtype().itemsize();
@@ -143,6 +145,8 @@ DType numpy_dtype(const py::array& a) {
   }
   throw py::type_error("loom: numpy dtype " + std::string(py::str(a.dtype())) + " has no loom equivalent");
 }
+
+namespace {
 
 Tensor from_numpy_copy(const py::array& in) {
   const py::array a = py::array::ensure(in, py::array::c_style);

@@ -11,6 +11,9 @@
 #include <string>
 
 namespace py = pybind11;
+namespace pybind11 {
+class array;  // <pybind11/numpy.h>, which only numpy code needs
+}  // namespace pybind11
 
 namespace loom::python {
 
@@ -42,6 +45,10 @@ inline const Tensor& as_tensor(py::handle h) { return tensor_of(h.ptr()); }
 // copied, with PyTorch's dtype inference (bool, then int64, then the
 // default float).
 Tensor tensor_from_data(py::handle data, std::optional<DType> dtype, std::optional<Device> device);
+
+// The loom dtype of a numpy array's elements; TypeError naming the numpy
+// dtype when loom has none (complex, uint16, object ...).
+DType numpy_dtype(const pybind11::array& a);
 
 // Every element as nested Python lists (a number for a 0-d tensor).
 py::object to_list(const Tensor& t);
