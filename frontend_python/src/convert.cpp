@@ -149,7 +149,10 @@ DType numpy_dtype(const py::array& a) {
 namespace {
 
 Tensor from_numpy_copy(const py::array& in) {
-  const py::array a = py::array::ensure(in, py::array::c_style);
+  py::array a = py::array::ensure(in, py::array::c_style);
+  // loom.tensor copies anyway: a big-endian array is converted on the way.
+  if (!a.dtype().attr("isnative").cast<bool>())
+    a = py::array::ensure(a.attr("astype")(a.dtype().attr("newbyteorder")("=")), py::array::c_style);
   const DType t = numpy_dtype(a);
   std::vector<int64_t> shape(a.shape(), a.shape() + a.ndim());
   Tensor out = empty(shape, t, cpu_device());
