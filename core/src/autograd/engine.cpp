@@ -160,6 +160,17 @@ Edge root_edge(const Tensor& out, size_t i) {
   return e;
 }
 
+// Runs the pass with grad mode = create_graph (so formulas record a graph
+// of the gradient exactly when asked), restoring the caller's mode after.
+void run(GraphTask& task, bool create_graph) {
+  struct Restore {
+    bool prev = GradMode::is_enabled();
+    ~Restore() { GradMode::set_enabled(prev); }
+  } restore;
+  GradMode::set_enabled(create_graph);
+  task.execute();
+}
+
 }  // namespace
 
 void backward(const std::vector<Tensor>& outputs, const std::vector<Tensor>& grad_outputs,
@@ -170,15 +181,7 @@ void backward(const std::vector<Tensor>& outputs, const std::vector<Tensor>& gra
     const Edge e = root_edge(outputs[i], i);
     task.add_root(e, root_grad(outputs[i], grad_outputs, i));
   }
-  const bool prev = GradMode::is_enabled();
-  GradMode::set_enabled(create_graph);
-  try {
-    task.execute();
-  } catch (...) {
-    GradMode::set_enabled(prev);
-    throw;
-  }
-  GradMode::set_enabled(prev);
+  run(task, create_graph);
 }
 
 std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
@@ -197,15 +200,7 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
                " does not require grad");
     task.add_capture(detail::gradient_edge(inputs[i]), i);
   }
-  const bool prev = GradMode::is_enabled();
-  GradMode::set_enabled(create_graph);
-  try {
-    task.execute();
-  } catch (...) {
-    GradMode::set_enabled(prev);
-    throw;
-  }
-  GradMode::set_enabled(prev);
+  run(task, create_graph);
   std::vector<Tensor> result = std::move(task.captured());
   for (size_t i = 0; i < result.size(); ++i) {
     LOOM_CHECK(allow_unused || result[i].defined(), "grad: input ", i,
