@@ -211,6 +211,7 @@ Tensor& index_put_(Tensor& self, const TensorIndices& indices, const Tensor& val
   const DimVector b = broadcast_shapes(op, rshape, values.sizes());
   LOOM_CHECK(IntArrayRef(b) == IntArrayRef(rshape), op, ": values of shape ", shape_str(values.sizes()),
              " cannot be broadcast to the indexing result of shape ", shape_str(rshape));
+  if (shape_numel(rshape) == 0) return self;  // nothing selected, nothing to write
   const DimVector kshape = merged_shape(p, shape_numel(p.index_shape));
   const Tensor v = values.expand(rshape).reshape(kshape);
   const Tensor idx = index_over(p, kshape);

@@ -1,6 +1,7 @@
 // schema.cpp — a small recursive-descent parser for op schemas.
 #include <loom/error.h>
 #include <loom/schema.h>
+#include <loom/schema_defaults.h>
 
 #include <cctype>
 #include <charconv>
@@ -274,5 +275,23 @@ class Parser {
 }  // namespace
 
 Schema parse_schema(std::string_view text) { return Parser(text).parse(); }
+
+LoomValue default_value_of(const Argument& a) {
+  LoomValue v = a.default_value;
+  if (v.kind == LOOM_VALUE_STRING && a.default_text && a.default_text->size() >= 2) {
+    v.u.str.data = a.default_text->data() + 1;
+    v.u.str.size = static_cast<int64_t>(a.default_text->size()) - 2;
+  }
+  if (a.type == ArgType::IntList && a.default_text && *a.default_text != "None") {
+    v.kind = LOOM_VALUE_INT_LIST;
+    v.u.ints.data = a.default_ints.data();
+    v.u.ints.size = static_cast<int64_t>(a.default_ints.size());
+  } else if (a.type == ArgType::FloatList && a.default_text && *a.default_text != "None") {
+    v.kind = LOOM_VALUE_FLOAT_LIST;
+    v.u.floats.data = a.default_floats.data();
+    v.u.floats.size = static_cast<int64_t>(a.default_floats.size());
+  }
+  return v;
+}
 
 }  // namespace loom

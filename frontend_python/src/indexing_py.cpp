@@ -1,7 +1,280 @@
-// indexing_py.cpp — see ops_py.h.
+// indexing_py.cpp — Tensor.__getitem__ / __setitem__ / __iter__ /
+// __contains__ with PyTorch's semantics.
+//
+// An index is split the way PyTorch's applySlicing does: ints, slices,
+// None, `...` and Python bools become views (select / slice / unsqueeze),
+// walking a dim cursor through the result; tensors (and lists or arrays,
+// which become tensors) are collected per dim and handed to the core's
+// advanced indexing (loom::index / loom::index_put_) over that view. So
+// `x[0, 1:3]` stays a view that shares memory, and `x[:, idx] = v` writes
+// through the view into x. The mapping slots are plain C functions on the
+// type (tensor_type.cpp) rather than pybind11 methods: `x[i]` is on the hot
+// path of every per-sample loop.
 #include "convert.h"
 #include "ops_py.h"
 
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
 namespace loom::python {
-void bind_indexing(py::module_& m) {}
+namespace {
+
+// One element of an index tuple, after conversion.
+struct IndexItem {
+  enum Kind { Int, Slice, NewAxis, Ellipsis, Bool, TensorIndex } kind;
+  int64_t integer = 0;     // Int
+  PyObject* slice = nullptr;  // Slice (borrowed from the index, which outlives the call)
+  bool flag = false;       // Bool
+  Tensor tensor;           // TensorIndex
+
+  // How many dims of the indexed tensor this item consumes.
+  int64_t consumed() const {
+    switch (kind) {
+      case Int:
+      case Slice: return 1;
+      case TensorIndex: return is_mask(tensor.dtype()) ? tensor.dim() : 1;
+      default: return 0;
+    }
+  }
+  static bool is_mask(DType t) { return t == DType::Bool || t == DType::UInt8; }
+};
+
+[[noreturn]] void invalid_index(py::handle h) {
+  throw py::index_error("only integers, slices (`:`), ellipsis (`...`), None and long, int, byte or bool "
+                        "tensors are valid indices (got " + type_name(h) + ")");
+}
+
+// A tensor used as an index: 0-d integer tensors act as ints and 0-d masks
+// as Python bools, as in PyTorch; the rest must be an index dtype.
+IndexItem tensor_item(Tensor t) {
+  const DType d = t.dtype();
+  const bool mask = IndexItem::is_mask(d);
+  if (!mask && d != DType::Int64 && d != DType::Int32 && d != DType::Int16 && d != DType::Int8)
+    throw py::index_error("tensors used as indices must be long, int, byte or bool tensors (got " +
+                          std::string(name(d)) + ")");
+  if (t.dim() == 0) {
+    if (mask) return IndexItem{IndexItem::Bool, 0, nullptr, t.item<bool>(), {}};
+    return IndexItem{IndexItem::Int, t.item<int64_t>(), nullptr, false, {}};
+  }
+  if (!mask && d != DType::Int64 && d != DType::Int32) t = t.to(DType::Int64);
+  return IndexItem{IndexItem::TensorIndex, 0, nullptr, false, std::move(t)};
+}
+
+IndexItem convert_item(py::handle h) {
+  PyObject* o = h.ptr();
+  if (o == Py_None) return IndexItem{IndexItem::NewAxis};
+  if (o == Py_Ellipsis) return IndexItem{IndexItem::Ellipsis};
+  if (PyBool_Check(o)) return IndexItem{IndexItem::Bool, 0, nullptr, o == Py_True, {}};
+  if (PyLong_Check(o)) return IndexItem{IndexItem::Int, h.cast<int64_t>()};
+  if (PySlice_Check(o)) return IndexItem{IndexItem::Slice, 0, o};
+  if (is_tensor(h)) return tensor_item(as_tensor(h));
+  if (PyFloat_Check(o)) invalid_index(h);
+  if (py::isinstance<py::array>(h)) {
+    auto a = py::reinterpret_borrow<py::array>(h);
+    if (a.dtype().kind() == 'f' || a.dtype().kind() == 'c') invalid_index(h);
+    return tensor_item(tensor_from_data(h, std::nullopt, std::nullopt));
+  }
+  // numpy integer scalars and anything else with __index__.
+  if (!PySequence_Check(o) && PyIndex_Check(o)) {
+    const std::string kind = py::str(py::getattr(py::getattr(h, "dtype", py::none()), "kind", py::str("")));
+    if (kind == "b") return IndexItem{IndexItem::Bool, 0, nullptr, PyObject_IsTrue(o) == 1, {}};
+    return IndexItem{IndexItem::Int, py::int_(py::reinterpret_borrow<py::object>(h)).cast<int64_t>()};
+  }
+  if (!PySequence_Check(o) || PyUnicode_Check(o) || PyBytes_Check(o)) invalid_index(h);
+  Tensor t;
+  try {
+    t = tensor_from_data(h, std::nullopt, std::nullopt);
+  } catch (const py::error_already_set&) {
+    invalid_index(h);
+  } catch (const Error&) {
+    invalid_index(h);
+  }
+  if (t.is_floating_point()) {
+    if (t.numel() != 0) invalid_index(h);
+    t = t.to(DType::Int64);  // x[[]] selects nothing, as in PyTorch
+  }
+  return tensor_item(std::move(t));
+}
+
+// PyTorch (after numpy's old rule) reads a short list holding slices,
+// None, `...`, sequences or tensors as a tuple of indices: x[[0, slice(1)]].
+bool sequence_is_tuple(PyObject* o) {
+  if (!PyList_Check(o)) return false;
+  const Py_ssize_t n = PyList_GET_SIZE(o);
+  if (n >= 32) return false;
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* e = PyList_GET_ITEM(o, i);
+    if (e == Py_None || e == Py_Ellipsis || PySlice_Check(e) || is_tensor_object(e) || PyList_Check(e) ||
+        PyTuple_Check(e) || py::isinstance<py::array>(e))
+      return true;
+  }
+  return false;
+}
+
+std::vector<IndexItem> convert_index(PyObject* index) {
+  std::vector<IndexItem> items;
+  if (PyTuple_Check(index) || sequence_is_tuple(index)) {
+    py::sequence seq = py::reinterpret_borrow<py::sequence>(index);
+    items.reserve(seq.size());
+    for (py::handle e : seq) items.push_back(convert_item(e));
+  } else {
+    items.push_back(convert_item(index));
+  }
+  return items;
+}
+
+// `self` with the basic part of the index applied as views, and the
+// advanced part as per-dim entries over that view (empty when there is none).
+struct Applied {
+  Tensor view;
+  TensorIndices advanced;
+  bool has_advanced = false;
+};
+
+Applied apply_index(const Tensor& self, const std::vector<IndexItem>& items) {
+  int64_t specified = 0;
+  int ellipses = 0;
+  for (const IndexItem& it : items) {
+    specified += it.consumed();
+    ellipses += it.kind == IndexItem::Ellipsis;
+  }
+  if (ellipses > 1) throw py::index_error("an index can only have a single ellipsis ('...')");
+  if (specified > self.dim())
+    throw py::index_error("too many indices for tensor of dimension " + std::to_string(self.dim()) + " (got " +
+                          std::to_string(specified) + ")");
+  Applied a{self, {}, false};
+  Tensor& r = a.view;
+  int64_t dim = 0;
+  for (const IndexItem& it : items) {
+    switch (it.kind) {
+      case IndexItem::Int:
+        r = r.select(dim, it.integer);
+        break;
+      case IndexItem::Slice: {
+        Py_ssize_t start, stop, step;
+        if (PySlice_Unpack(it.slice, &start, &stop, &step) < 0) throw py::error_already_set();
+        if (step <= 0) throw py::value_error("step must be greater than zero");
+        const int64_t n = r.size(dim);
+        const Py_ssize_t len = PySlice_AdjustIndices(n, &start, &stop, step);
+        if (!(start == 0 && len == n && step == 1)) r = slice(r, dim, start, start + len * step, step);
+        a.advanced.emplace_back();
+        ++dim;
+        break;
+      }
+      case IndexItem::NewAxis:
+        r = r.unsqueeze(dim);
+        a.advanced.emplace_back();
+        ++dim;
+        break;
+      case IndexItem::Ellipsis: {
+        const int64_t n = self.dim() - specified;
+        for (int64_t k = 0; k < n; ++k) a.advanced.emplace_back();
+        dim += n;
+        break;
+      }
+      case IndexItem::Bool:
+        // A size-1 dim, kept or emptied by a one-element mask.
+        r = r.unsqueeze(dim);
+        a.advanced.emplace_back(full({1}, Scalar(it.flag), DType::Bool, r.device()));
+        a.has_advanced = true;
+        ++dim;
+        break;
+      case IndexItem::TensorIndex:
+        a.advanced.emplace_back(it.tensor);
+        a.has_advanced = true;
+        dim += it.consumed();
+        break;
+    }
+  }
+  return a;
+}
+
+// The value of `t[...] = value` as a tensor of t's dtype and device.
+Tensor value_tensor(const Tensor& self, py::handle value) {
+  if (is_tensor(value)) {
+    const Tensor& v = as_tensor(value);
+    if (v.dtype() == self.dtype() && v.device() == self.device()) return v;
+    return v.to(self.device(), self.dtype());
+  }
+  if (is_number(value)) return full({}, to_scalar(value, "value"), self.dtype(), self.device());
+  try {
+    return tensor_from_data(value, self.dtype(), self.device());
+  } catch (const py::error_already_set&) {
+    throw py::type_error("can't assign a " + type_name(value) + " to a loom.Tensor");
+  }
+}
+
+Tensor getitem(const Tensor& self, PyObject* index) {
+  if (PyLong_CheckExact(index)) {  // x[i], the per-sample loop's index
+    if (self.dim() == 0) throw py::index_error("invalid index of a 0-dim tensor; use tensor.item() to get the number");
+    return self.select(0, py::reinterpret_borrow<py::int_>(index).cast<int64_t>());
+  }
+  if (self.dim() == 0 && !PyTuple_Check(index) && index != Py_None && index != Py_Ellipsis &&
+      !PyBool_Check(index) && !is_tensor_object(index) && !PySequence_Check(index))
+    throw py::index_error("invalid index of a 0-dim tensor; use tensor.item() to get the number");
+  Applied a = apply_index(self, convert_index(index));
+  if (a.has_advanced) return loom::index(a.view, a.advanced);
+  // x[...] and x[:] still return a new tensor object (an alias), as in PyTorch.
+  if (a.view.is_same(self)) return self.view(self.sizes());
+  return a.view;
+}
+
+void setitem(Tensor& self, PyObject* index, py::handle value) {
+  Applied a = apply_index(self, convert_index(index));
+  Tensor& dst = a.view;
+  if (!a.has_advanced) {
+    if (is_number(value)) {
+      dst.fill_(to_scalar(value, "value"));
+    } else {
+      dst.copy_(value_tensor(self, value));
+    }
+    return;
+  }
+  loom::index_put_(dst, a.advanced, value_tensor(self, value), /*accumulate=*/false);
+}
+
+}  // namespace
+
+PyObject* tensor_getitem(PyObject* self, PyObject* index) {
+  try {
+    return wrap_tensor(getitem(tensor_of(self), index));
+  } catch (...) {
+    set_python_error();
+    return nullptr;
+  }
+}
+
+int tensor_setitem(PyObject* self, PyObject* index, PyObject* value) {
+  if (!value) {
+    PyErr_SetString(PyExc_TypeError, "loom.Tensor does not support item deletion");
+    return -1;
+  }
+  try {
+    setitem(tensor_of(self), index, value);
+    return 0;
+  } catch (...) {
+    set_python_error();
+    return -1;
+  }
+}
+
+void bind_indexing(py::module_& m) {
+  TensorClass t(m.attr("Tensor"));
+  t.def("__iter__", [](const Tensor& self) {
+    if (self.dim() == 0) throw py::type_error("iteration over a 0-d tensor");
+    return py::iter(py::cast(unbind(self, 0)));
+  });
+  // `x in t`: any element equal to x (a number or a tensor), as in PyTorch.
+  t.def("__contains__", [](const Tensor& self, py::handle element) {
+    if (is_tensor(element)) return any(eq(self, as_tensor(element))).item<bool>();
+    if (is_number(element)) return any(eq(self, to_scalar(element, "element"))).item<bool>();
+    throw py::type_error("'in <loom.Tensor>' requires a number or a tensor as the left operand, not " +
+                         type_name(element));
+  });
+}
+
 }  // namespace loom::python

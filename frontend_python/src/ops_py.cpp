@@ -14,6 +14,7 @@
 
 #include <loom/op_call.h>
 #include <loom/schema.h>
+#include <loom/schema_defaults.h>
 
 #include <forward_list>
 #include <map>
@@ -44,25 +45,6 @@ LoomValue int_value(int64_t i) {
 }
 
 bool is_int_like(py::handle h) { return !PyFloat_Check(h.ptr()) && PyIndex_Check(h.ptr()) && !is_tensor(h); }
-
-LoomValue default_of(const Argument& a) {
-  LoomValue v = a.default_value;
-  if (v.kind == LOOM_VALUE_STRING && a.default_text && a.default_text->size() >= 2) {
-    // The text inside the quotes of default_text (the schema outlives the call).
-    v.u.str.data = a.default_text->data() + 1;
-    v.u.str.size = static_cast<int64_t>(a.default_text->size()) - 2;
-  }
-  if (a.type == ArgType::IntList && a.default_text && *a.default_text != "None") {
-    v.kind = LOOM_VALUE_INT_LIST;
-    v.u.ints.data = a.default_ints.data();
-    v.u.ints.size = static_cast<int64_t>(a.default_ints.size());
-  } else if (a.type == ArgType::FloatList && a.default_text && *a.default_text != "None") {
-    v.kind = LOOM_VALUE_FLOAT_LIST;
-    v.u.floats.data = a.default_floats.data();
-    v.u.floats.size = static_cast<int64_t>(a.default_floats.size());
-  }
-  return v;
-}
 
 // One non-tensor argument from Python.
 LoomValue value_of(const Argument& a, py::handle h, Keep& keep) {
@@ -209,7 +191,7 @@ void bind(const OpDef& op, const py::tuple& args, const py::dict& kwargs, OpCall
     }
     if (!h) {
       if (!a.default_text && !a.optional) throw Mismatch{"missing the argument '" + a.name + "'"};
-      call.values.push_back(default_of(a));
+      call.values.push_back(default_value_of(a));
       continue;
     }
     call.values.push_back(value_of(a, h, keep));

@@ -297,6 +297,8 @@ void create_tensor_type(py::module_& m) {
       {Py_tp_hash, reinterpret_cast<void*>(tensor_hash)},
       {Py_tp_richcompare, reinterpret_cast<void*>(richcompare)},
       {Py_tp_methods, methods},
+      {Py_mp_subscript, reinterpret_cast<void*>(tensor_getitem)},
+      {Py_mp_ass_subscript, reinterpret_cast<void*>(tensor_setitem)},
       {Py_tp_members, members},
       {Py_nb_add, reinterpret_cast<void*>(binary_slot<add_f>)},
       {Py_nb_subtract, reinterpret_cast<void*>(binary_slot<sub_f>)},

@@ -35,6 +35,10 @@ PyObject* wrap_tensor(Tensor t);
 // Creates loom._C.Tensor and adds it to `m`.
 void create_tensor_type(py::module_& m);
 
+// The mapping slots, t[index] and t[index] = value (indexing_py.cpp).
+PyObject* tensor_getitem(PyObject* self, PyObject* index);
+int tensor_setitem(PyObject* self, PyObject* index, PyObject* value);
+
 // Turns the C++ exception in flight into a Python error (for slots, which
 // pybind11 does not wrap).
 void set_python_error();

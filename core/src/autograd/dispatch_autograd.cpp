@@ -76,16 +76,15 @@ void attach_outputs(OpCall& call, FormulaNode& node, const Formula& f) {
 }
 
 void check_inplace_allowed(const OpCall& call, const Tensor& self) {
-  const TensorImpl* base = self.impl()->view_base();
-  if (base) {
+  // The tensor itself first: a leaf may also be a view (of a tensor that
+  // does not require grad, e.g. arange(12.).reshape(3, 4).requires_grad_()).
+  LOOM_CHECK(!(self.requires_grad() && is_leaf_impl(self.impl())), call.op->name(),
+             ": a leaf tensor that requires grad is being used in an in-place operation. Do it "
+             "under NoGradGuard (as optimizers do), or on a clone.");
+  if (const TensorImpl* base = self.impl()->view_base())
     LOOM_CHECK(!(base->requires_grad() && is_leaf_impl(base)), call.op->name(),
                ": a view of a leaf tensor that requires grad is being used in an in-place "
                "operation. Do it under NoGradGuard, or on a clone.");
-  } else {
-    LOOM_CHECK(!(self.requires_grad() && is_leaf_impl(self.impl())), call.op->name(),
-               ": a leaf tensor that requires grad is being used in an in-place operation. Do it "
-               "under NoGradGuard (as optimizers do), or on a clone.");
-  }
 }
 
 // The out-of-place op "name" of the in-place op "name_" (overloads keep

@@ -1,0 +1,77 @@
+// run_sample.cpp — a Sample as a boxed OpCall (see loom/op_samples.h).
+#include <loom/error.h>
+#include <loom/op_call.h>
+#include <loom/op_samples.h>
+#include <loom/schema_defaults.h>
+
+namespace loom::samples {
+namespace {
+
+// The LoomValue for one sample value; borrows from `v`.
+LoomValue to_loom_value(const Value& v) {
+  LoomValue out{};
+  std::visit(
+      [&out](const auto& x) {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, std::monostate>) {
+          out.kind = LOOM_VALUE_NONE;
+        } else if constexpr (std::is_same_v<T, bool>) {
+          out.kind = LOOM_VALUE_BOOL;
+          out.u.i = x ? 1 : 0;
+        } else if constexpr (std::is_same_v<T, int64_t>) {
+          out.kind = LOOM_VALUE_INT;
+          out.u.i = x;
+        } else if constexpr (std::is_same_v<T, double>) {
+          out.kind = LOOM_VALUE_FLOAT;
+          out.u.f = x;
+        } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
+          out.kind = LOOM_VALUE_INT_LIST;
+          out.u.ints.data = x.data();
+          out.u.ints.size = static_cast<int64_t>(x.size());
+        } else if constexpr (std::is_same_v<T, std::vector<double>>) {
+          out.kind = LOOM_VALUE_FLOAT_LIST;
+          out.u.floats.data = x.data();
+          out.u.floats.size = static_cast<int64_t>(x.size());
+        } else if constexpr (std::is_same_v<T, std::string>) {
+          out.kind = LOOM_VALUE_STRING;
+          out.u.str.data = x.data();
+          out.u.str.size = static_cast<int64_t>(x.size());
+        } else if constexpr (std::is_same_v<T, DType>) {
+          out.kind = LOOM_VALUE_DTYPE;
+          out.u.i = static_cast<int64_t>(x);
+        } else if constexpr (std::is_same_v<T, TensorCount>) {
+          out.kind = LOOM_VALUE_TENSOR_LIST;
+          out.u.i = x.n;
+        }
+      },
+      v);
+  return out;
+}
+
+}  // namespace
+
+std::vector<Tensor> run_sample(const OpDef& op, const Sample& sample, const RunOptions& options) {
+  const auto& tensors = options.tensors ? *options.tensors : sample.tensors;
+  OpCall call(op);
+  for (const auto& t : tensors) call.args.push_back(t ? &*t : nullptr);
+  size_t value_index = 0;
+  for (const Argument& a : op.schema().args) {
+    if (a.type == ArgType::Tensor) continue;
+    if (value_index < sample.values.size()) {
+      call.values.push_back(to_loom_value(sample.values[value_index++]));
+      continue;
+    }
+    LOOM_CHECK(a.default_text.has_value(), op.name(), ": sample '", sample.label, "' gives no value for argument '",
+               a.name, "', which has no default");
+    call.values.push_back(default_value_of(a));
+  }
+  LOOM_CHECK(value_index == sample.values.size(), op.name(), ": sample '", sample.label, "' gives ",
+             sample.values.size(), " values but the schema has only ", value_index, " non-tensor arguments");
+  for (Tensor* o : options.out) call.out_args.push_back(o);
+  dispatch(call);
+  std::vector<Tensor> results;
+  for (auto& plan : call.outputs) results.push_back(plan.result);
+  return results;
+}
+
+}  // namespace loom::samples
