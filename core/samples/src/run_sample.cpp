@@ -48,12 +48,33 @@ LoomValue to_loom_value(const Value& v) {
   return out;
 }
 
+// Trailing Tensor? arguments the sample leaves off (linear's bias) become
+// None, as trailing values take their defaults: the ops' prepare functions
+// index call.args by schema position.
+void pad_absent_tensors(const OpDef& op, const Sample& sample, OpCall& call) {
+  size_t expected = 0;
+  for (const Argument& a : op.schema().args) expected += a.type == ArgType::Tensor;
+  for (const Value& v : sample.values)
+    if (const auto* n = std::get_if<TensorCount>(&v)) expected += static_cast<size_t>(n->n);  // the Tensor[] elements
+  LOOM_CHECK(call.args.size() <= expected, op.name(), ": sample '", sample.label, "' gives ", call.args.size(),
+             " tensors but the schema takes ", expected);
+  size_t missing = expected - call.args.size();
+  for (auto a = op.schema().args.rbegin(); missing > 0 && a != op.schema().args.rend(); ++a) {
+    if (a->type != ArgType::Tensor) continue;
+    LOOM_CHECK(a->optional, op.name(), ": sample '", sample.label, "' gives no tensor for argument '", a->name,
+               "', which is not optional");
+    call.args.push_back(nullptr);
+    --missing;
+  }
+}
+
 }  // namespace
 
 std::vector<Tensor> run_sample(const OpDef& op, const Sample& sample, const RunOptions& options) {
   const auto& tensors = options.tensors ? *options.tensors : sample.tensors;
   OpCall call(op);
   for (const auto& t : tensors) call.args.push_back(t ? &*t : nullptr);
+  pad_absent_tensors(op, sample, call);
   size_t value_index = 0;
   for (const Argument& a : op.schema().args) {
     if (a.type == ArgType::Tensor) continue;
