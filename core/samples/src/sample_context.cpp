@@ -119,6 +119,7 @@ Tensor SampleContext::distinct(std::vector<int64_t> shape) const {
 }
 
 Tensor SampleContext::distinct_indices(std::vector<int64_t> shape, int64_t dim, int64_t bound) const {
+  if (shape.empty()) return indices({}, bound);  // 0-d: one index, distinct trivially
   const int64_t nd = static_cast<int64_t>(shape.size());
   if (dim < 0) dim += nd;
   if (dim < 0 || dim >= nd || shape[static_cast<size_t>(dim)] > bound)

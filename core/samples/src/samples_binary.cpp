@@ -38,13 +38,14 @@ LOOM_OP_SAMPLES("sub", {
       return v;
     }})
 
-LOOM_OP_SAMPLES("mul", {
-    .dtypes = kAllDTypes,
-    .make = [](const SampleContext& c) {
-      Samples v = binary_samples(c, -3, 3, -3, 3);
-      v.push_back(mixed_dtypes(c, -3, 3));
-      return v;
-    }})
+// The shape set plus a sample mixing dtypes.
+Samples promoting_samples(const SampleContext& c) {
+  Samples v = binary_samples(c, -3, 3, -3, 3);
+  v.push_back(mixed_dtypes(c, -3, 3));
+  return v;
+}
+
+LOOM_OP_SAMPLES("mul", {.dtypes = kAllDTypes, .make = [](const SampleContext& c) { return promoting_samples(c); }})
 
 LOOM_OP_SAMPLES("div", {
     .dtypes = kAllDTypes,
@@ -84,21 +85,8 @@ LOOM_OP_SAMPLES("pow", {
       return v;
     }})
 
-LOOM_OP_SAMPLES("maximum", {
-    .dtypes = kAllDTypes,
-    .make = [](const SampleContext& c) {
-      Samples v = binary_samples(c, -3, 3, -3, 3);
-      v.push_back(mixed_dtypes(c, -3, 3));
-      return v;
-    }})
-
-LOOM_OP_SAMPLES("minimum", {
-    .dtypes = kAllDTypes,
-    .make = [](const SampleContext& c) {
-      Samples v = binary_samples(c, -3, 3, -3, 3);
-      v.push_back(mixed_dtypes(c, -3, 3));
-      return v;
-    }})
+LOOM_OP_SAMPLES("maximum", {.dtypes = kAllDTypes, .make = [](const SampleContext& c) { return promoting_samples(c); }})
+LOOM_OP_SAMPLES("minimum", {.dtypes = kAllDTypes, .make = [](const SampleContext& c) { return promoting_samples(c); }})
 
 LOOM_OP_SAMPLES("atan2", {
     .dtypes = kAllDTypes,

@@ -57,17 +57,19 @@ Samples max_pool_samples(const SampleContext& c) {
             c.call("non-square, stride (1,2)", {c.distinct({2, 2, 5, 6})}, {L({2, 3}), L({1, 2})}),
             c.call("dilation 2", {c.distinct({1, 2, 8, 8})}, {L({2}), L({1}), L({0}), L({2})}),
             c.call("ceil_mode", {c.distinct({1, 3, 7, 7})}, {L({2}), L({2}), L({0}), L({1}), B(true)}),
-            c.call("unbatched", {c.distinct({3, 5, 5})}, {L({2})}),
-            c.call("large", {c.tensor({8, 16, 64, 64})}, {L({2})})};
+            c.call("unbatched", {c.distinct({3, 5, 5})}, {L({2})})};
+  // Too many values to be distinct: only where random values hardly tie.
+  if (c.dtype() == DType::Float32 || c.dtype() == DType::Float64)
+    v.push_back(c.call("large", {c.tensor({4, 8, 34, 34})}, {L({2})}));
   if (is_float(c)) v.push_back(c.call("edge values (NaN wins)", {c.edge_values(64).reshape({1, 1, 8, 8})}, {L({2})}));
   return v;
 }
 LOOM_OP_SAMPLES("max_pool2d", {
-    .dtypes = kFloatDTypes | kIntegerDTypes,
+    .dtypes = kFloatDTypes,
     .compare = Compare::Exact,
     .make = [](const SampleContext& c) { return max_pool_samples(c); }})
 LOOM_OP_SAMPLES("max_pool2d_with_indices", {
-    .dtypes = kFloatDTypes | kIntegerDTypes,
+    .dtypes = kFloatDTypes,
     .compare = Compare::Exact,
     .reference_in_double = false,
     .make = [](const SampleContext& c) { return max_pool_samples(c); }})
@@ -82,7 +84,7 @@ LOOM_OP_SAMPLES("avg_pool2d", {
                      c.call("ceil_mode", {c.tensor({1, 3, 7, 7})}, {L({2}), L({2}), L({0}), B(true)}),
                      c.call("divisor_override=3", {c.tensor({1, 2, 6, 6})}, {L({2}), L({2}), L({0}), B(false), B(true), I(3)}),
                      c.call("unbatched", {c.tensor({3, 5, 5})}, {L({2})}),
-                     c.call("large", {c.tensor({8, 16, 64, 64})}, {L({2})})};
+                     c.call("large", {c.tensor({4, 8, 34, 34})}, {L({2})})};
     }})
 
 LOOM_OP_SAMPLES("adaptive_avg_pool2d", {
@@ -92,7 +94,7 @@ LOOM_OP_SAMPLES("adaptive_avg_pool2d", {
                      c.call("uneven windows", {c.tensor({1, 2, 7, 5})}, {L({3, 4})}),
                      c.call("upsampling", {c.tensor({1, 2, 2, 3})}, {L({4, 5})}),
                      c.call("unbatched", {c.tensor({3, 6, 6})}, {L({3})}),
-                     c.call("large", {c.tensor({8, 16, 64, 64})}, {L({7, 7})})};
+                     c.call("large", {c.tensor({4, 8, 34, 34})}, {L({7, 7})})};
     }})
 
 }  // namespace

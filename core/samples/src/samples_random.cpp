@@ -12,7 +12,7 @@ LOOM_OP_SAMPLES("uniform_", {
     .compare = Compare::Statistical,
     .make = [](const SampleContext& c) {
       return Samples{c.call("[0, 1)", {c.tensor({kLarge + 1})}),
-                     c.call("[-2, 5)", {c.tensor({100, 100})}, {I(-2), I(5)}),
+                     c.call("[-2, 5)", {c.tensor({100, 100})}, {F(-2), F(5)}),
                      c.call("from == to", {c.tensor({50})}, {F(1.5), F(1.5)}),
                      c.call("0-d", {c.tensor({})}),
                      c.call("empty", {c.tensor({0, 4})})};
@@ -22,7 +22,7 @@ LOOM_OP_SAMPLES("normal_", {
     .compare = Compare::Statistical,
     .make = [](const SampleContext& c) {
       return Samples{c.call("standard", {c.tensor({kLarge + 1})}),
-                     c.call("mean 3, std 0.5", {c.tensor({100, 100})}, {I(3), F(0.5)}),
+                     c.call("mean 3, std 0.5", {c.tensor({100, 100})}, {F(3), F(0.5)}),
                      c.call("std 0", {c.tensor({50})}, {F(-1), F(0)}),
                      c.call("0-d", {c.tensor({})}),
                      c.call("empty", {c.tensor({0, 4})})};

@@ -67,27 +67,14 @@ LOOM_OP_SAMPLES("prod", {
       return v;
     }})
 
-LOOM_OP_SAMPLES("amax", {
-    .dtypes = kAllDTypes,
-    .compare = Compare::Exact,
-    .make = [](const SampleContext& c) { return dim_list_samples(c, -3, 3, false); }})
-
-LOOM_OP_SAMPLES("amin", {
-    .dtypes = kAllDTypes,
-    .compare = Compare::Exact,
-    .make = [](const SampleContext& c) { return dim_list_samples(c, -3, 3, false); }})
-
-LOOM_OP_SAMPLES("max.dim", {
-    .dtypes = kAllDTypes,
-    .compare = Compare::Exact,
-    .reference_in_double = false,
-    .make = [](const SampleContext& c) { return single_dim_samples(c); }})
-
-LOOM_OP_SAMPLES("min.dim", {
-    .dtypes = kAllDTypes,
-    .compare = Compare::Exact,
-    .reference_in_double = false,
-    .make = [](const SampleContext& c) { return single_dim_samples(c); }})
+// Exact results; indices (max.dim, argmax) follow the dtype's own order.
+#define LOOM_EXTREMUM_SAMPLES(op, make_samples)                                                      \
+  LOOM_OP_SAMPLES(op, {.dtypes = kAllDTypes, .compare = Compare::Exact, .reference_in_double = false, \
+                       .make = [](const SampleContext& c) { return make_samples; }})
+LOOM_EXTREMUM_SAMPLES("amax", dim_list_samples(c, -3, 3, false))
+LOOM_EXTREMUM_SAMPLES("amin", dim_list_samples(c, -3, 3, false))
+LOOM_EXTREMUM_SAMPLES("max.dim", single_dim_samples(c))
+LOOM_EXTREMUM_SAMPLES("min.dim", single_dim_samples(c))
 
 Samples arg_samples(const SampleContext& c) {
   Samples v = single_dim_samples(c);
@@ -96,17 +83,9 @@ Samples arg_samples(const SampleContext& c) {
   return v;
 }
 
-LOOM_OP_SAMPLES("argmax", {
-    .dtypes = kAllDTypes,
-    .compare = Compare::Exact,
-    .reference_in_double = false,
-    .make = [](const SampleContext& c) { return arg_samples(c); }})
-
-LOOM_OP_SAMPLES("argmin", {
-    .dtypes = kAllDTypes,
-    .compare = Compare::Exact,
-    .reference_in_double = false,
-    .make = [](const SampleContext& c) { return arg_samples(c); }})
+LOOM_EXTREMUM_SAMPLES("argmax", arg_samples(c))
+LOOM_EXTREMUM_SAMPLES("argmin", arg_samples(c))
+#undef LOOM_EXTREMUM_SAMPLES
 
 // var and std: `(self, dim, *, correction, keepdim)`.
 Samples spread_samples(const SampleContext& c) {
