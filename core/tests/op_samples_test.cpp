@@ -141,7 +141,7 @@ TEST_CASE("op samples: every sample runs on the CPU plugin through run_sample", 
   }
 }
 
-TEST_CASE("op samples: the same (dtype, seed) gives identical inputs; another seed other ones", "[op_samples]") {
+TEST_CASE("op samples: the same (dtype, seed) gives identical inputs, another seed other ones", "[op_samples]") {
   size_t differing = 0, total = 0;
   for (const auto& [name, s] : loom::samples::op_samples()) {
     for (DType t : dtypes_of(s.dtypes)) {
