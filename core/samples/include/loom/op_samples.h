@@ -170,7 +170,11 @@ struct RunOptions {
 // included): the sample's values become LoomValues, absent trailing values
 // take the schema's defaults. Returns the results (for an in-place op, the
 // mutated argument). Throws loom::Error as the op does, or naming the
-// sample when it does not fit the schema.
+// sample when it does not fit the schema (too many values, a value of the
+// wrong kind, a required tensor left off; an int for a `float` argument is
+// converted, as the Python binding does). Ops that write their arguments
+// (fill_, copy_, uniform_, batch_norm in training) write the tensors given:
+// pass copies through RunOptions::tensors to run a sample twice alike.
 std::vector<Tensor> run_sample(const OpDef& op, const Sample& sample, const RunOptions& options = {});
 
 }  // namespace loom::samples
