@@ -17,7 +17,14 @@
 #include <loom/ops.h>
 #include <loom/registry.h>
 #include <loom/scalar.h>
+#include <loom/state_dict.h>
 #include <loom/tensor.h>
+
+// The libtorch-like frontend: modules, optimizers, safetensors, data loading.
+#include <loom/data.h>
+#include <loom/io.h>
+#include <loom/nn.h>
+#include <loom/optim.h>
 
 namespace loom {
 // Makes sure the plugin registry is the core's device-type resolver.

@@ -1,0 +1,5 @@
+// loom/data.h — loom::data (being written; see the C++ frontend issue).
+#pragma once
+
+#include <loom/state_dict.h>
+#include <loom/tensor.h>

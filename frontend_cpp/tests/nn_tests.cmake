@@ -1,0 +1,2 @@
+# Tests of loom::nn (included by CMakeLists.txt in this folder).
+target_sources(loom_frontend_tests PRIVATE)
