@@ -1,41 +1,117 @@
-# loom_add_plugin(<target> NAME <name> DEVICE_TYPES <t>... [PRIORITY <n>]
-#                 SOURCES <src>...)
-# Builds a device plugin as a MODULE library against the plugin ABI only and
-# writes its manifest beside the others, in the build tree and on install.
+# LoomPlugin.cmake — build a loom device plugin. Used in the loom tree and,
+# installed beside loomConfig.cmake, by out-of-tree projects after
+# find_package(loom):
+#
+#   loom_add_plugin(<target> NAME <name> DEVICE_TYPES <type>...
+#                   SOURCES <src>... [PRIORITY <n>] [COMPONENT <component>])
+#
+# builds <target> as a MODULE library against loom::plugin_api only (hidden
+# visibility, no undefined symbols), writes its manifest <name>.json and
+# installs both in loom's layout under CMAKE_INSTALL_PREFIX:
+#   lib/loom/plugins/lib<target>.so  and  share/loom/plugins/<name>.json
+# In the build tree the same layout sits under CMAKE_BINARY_DIR, so
+#   LOOM_PLUGIN_PATH=<build>/share/loom/plugins
+# finds a plugin that was only built. A plugin installed into loom's own
+# prefix is found with no setting at all.
+include_guard(GLOBAL)
+include(GNUInstallDirs)
+
+# loom_read_abi_version(<plugin_api.h> <out var>): "MAJOR.MINOR" as the
+# header declares it, so the version is written in one place only.
+function(loom_read_abi_version header out_var)
+  if(NOT EXISTS "${header}")
+    message(FATAL_ERROR "loom: plugin ABI header not found: ${header}")
+  endif()
+  file(STRINGS "${header}" _major REGEX "^#define LOOM_ABI_MAJOR [0-9]+$")
+  file(STRINGS "${header}" _minor REGEX "^#define LOOM_ABI_MINOR [0-9]+$")
+  if(NOT _major OR NOT _minor)
+    message(FATAL_ERROR "loom: ${header} does not define LOOM_ABI_MAJOR and LOOM_ABI_MINOR")
+  endif()
+  string(REGEX REPLACE ".* ([0-9]+)$" "\\1" _major "${_major}")
+  string(REGEX REPLACE ".* ([0-9]+)$" "\\1" _minor "${_minor}")
+  set(${out_var} "${_major}.${_minor}" PARENT_SCOPE)
+endfunction()
+
 function(loom_add_plugin target)
-  cmake_parse_arguments(P "" "NAME;PRIORITY" "DEVICE_TYPES;SOURCES" ${ARGN})
-  if(NOT P_PRIORITY)
+  cmake_parse_arguments(P "" "NAME;PRIORITY;COMPONENT" "DEVICE_TYPES;SOURCES" ${ARGN})
+  set(_where "loom_add_plugin(${target})")
+  if(P_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "${_where}: unknown arguments: ${P_UNPARSED_ARGUMENTS}")
+  endif()
+  foreach(_required NAME DEVICE_TYPES SOURCES)
+    if(NOT P_${_required})
+      message(FATAL_ERROR "${_where}: ${_required} is required")
+    endif()
+  endforeach()
+  # The host matches names and device types as lower-case identifiers.
+  foreach(_id IN LISTS P_NAME P_DEVICE_TYPES)
+    if(NOT _id MATCHES "^[a-z][a-z0-9_]*$")
+      message(FATAL_ERROR "${_where}: '${_id}' is not a lower-case identifier "
+                          "([a-z][a-z0-9_]*), as plugin names and device types must be")
+    endif()
+  endforeach()
+  if(NOT DEFINED P_PRIORITY)
     set(P_PRIORITY 0)
   endif()
+  if(NOT P_PRIORITY MATCHES "^-?[0-9]+$")
+    message(FATAL_ERROR "${_where}: PRIORITY must be an integer, got '${P_PRIORITY}'")
+  endif()
+  if(NOT P_COMPONENT)
+    set(P_COMPONENT ${P_NAME})
+  endif()
+  if(NOT TARGET loom::plugin_api)
+    message(FATAL_ERROR "${_where}: loom::plugin_api is not defined; call find_package(loom) first")
+  endif()
+  if(NOT LOOM_ABI_VERSION)
+    message(FATAL_ERROR "${_where}: LOOM_ABI_VERSION is not set; call find_package(loom) first")
+  endif()
+  # In the loom tree the top level sets these; out of tree, the same layout
+  # under this project's build tree.
+  if(NOT LOOM_PLUGIN_LIB_DIR)
+    set(LOOM_PLUGIN_LIB_DIR ${CMAKE_BINARY_DIR}/lib/loom/plugins)
+  endif()
+  if(NOT LOOM_MANIFEST_DIR)
+    set(LOOM_MANIFEST_DIR ${CMAKE_BINARY_DIR}/share/loom/plugins)
+  endif()
+
   add_library(${target} MODULE ${P_SOURCES})
   target_link_libraries(${target} PRIVATE loom::plugin_api)
   set_target_properties(${target} PROPERTIES
     PREFIX "lib"
+    SUFFIX ".so"
     LIBRARY_OUTPUT_DIRECTORY ${LOOM_PLUGIN_LIB_DIR}
+    C_VISIBILITY_PRESET hidden
     CXX_VISIBILITY_PRESET hidden
     VISIBILITY_INLINES_HIDDEN ON)
-  loom_write_manifest(${target} NAME ${P_NAME} PRIORITY ${P_PRIORITY}
-                      DEVICE_TYPES ${P_DEVICE_TYPES})
-  install(TARGETS ${target} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/loom/plugins)
-  install(FILES ${LOOM_MANIFEST_DIR}/${P_NAME}.json
-          DESTINATION ${CMAKE_INSTALL_DATADIR}/loom/plugins)
+  # A plugin may use nothing of loom but the header-only ABI: a reference to
+  # a core symbol fails here, at link time, not when loom loads the plugin.
+  target_link_options(${target} PRIVATE LINKER:--no-undefined)
+
+  set(_lib "lib${target}.so")
+  # Build tree: manifest dir -> plugin lib dir.
+  file(RELATIVE_PATH _build_rel ${LOOM_MANIFEST_DIR} ${LOOM_PLUGIN_LIB_DIR}/${_lib})
+  loom_write_manifest(${LOOM_MANIFEST_DIR}/${P_NAME}.json NAME ${P_NAME}
+    LIBRARY_PATH ${_build_rel} PRIORITY ${P_PRIORITY} DEVICE_TYPES ${P_DEVICE_TYPES})
+  # Install tree: share/loom/plugins -> lib/loom/plugins (GNUInstallDirs
+  # may make the two differ from the build tree, e.g. lib/x86_64-linux-gnu).
+  set(_root /loom_prefix)
+  file(RELATIVE_PATH _install_rel ${_root}/${CMAKE_INSTALL_DATADIR}/loom/plugins
+       ${_root}/${CMAKE_INSTALL_LIBDIR}/loom/plugins/${_lib})
+  set(_install_manifest ${CMAKE_CURRENT_BINARY_DIR}/loom_install_manifests/${P_NAME}.json)
+  loom_write_manifest(${_install_manifest} NAME ${P_NAME}
+    LIBRARY_PATH ${_install_rel} PRIORITY ${P_PRIORITY} DEVICE_TYPES ${P_DEVICE_TYPES})
+
+  install(TARGETS ${target}
+          LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/loom/plugins COMPONENT ${P_COMPONENT})
+  install(FILES ${_install_manifest}
+          DESTINATION ${CMAKE_INSTALL_DATADIR}/loom/plugins COMPONENT ${P_COMPONENT})
 endfunction()
 
-# Writes <manifest dir>/<name>.json for a plugin target. The library path is
-# relative to the manifest: ../../../lib/loom/plugins/lib<target>.so holds in
-# the build tree and under an install prefix alike.
-function(loom_write_manifest target)
-  cmake_parse_arguments(P "" "NAME;PRIORITY;DIR;LIBRARY_PATH" "DEVICE_TYPES" ${ARGN})
-  if(NOT P_DIR)
-    set(P_DIR ${LOOM_MANIFEST_DIR})
-  endif()
-  if(NOT P_LIBRARY_PATH)
-    set(P_LIBRARY_PATH "../../../${CMAKE_INSTALL_LIBDIR}/loom/plugins/lib${target}.so")
-    if(NOT CMAKE_INSTALL_LIBDIR STREQUAL "lib")
-      # Build tree always uses lib/; keep one manifest valid for both.
-      set(P_LIBRARY_PATH "../../../lib/loom/plugins/lib${target}.so")
-    endif()
-  endif()
+# loom_write_manifest(<file> NAME <name> LIBRARY_PATH <path relative to the
+#                     manifest> PRIORITY <n> DEVICE_TYPES <type>...)
+# Writes one plugin manifest in the registry's format (file_format 1.0).
+function(loom_write_manifest file)
+  cmake_parse_arguments(P "" "NAME;PRIORITY;LIBRARY_PATH" "DEVICE_TYPES" ${ARGN})
   set(types "")
   foreach(t IN LISTS P_DEVICE_TYPES)
     if(types)
@@ -43,7 +119,7 @@ function(loom_write_manifest target)
     endif()
     string(APPEND types "\"${t}\"")
   endforeach()
-  file(WRITE ${P_DIR}/${P_NAME}.json
+  set(content
 "{
   \"file_format_version\": \"1.0\",
   \"plugin\": {
@@ -55,4 +131,6 @@ function(loom_write_manifest target)
   }
 }
 ")
+  # Rewrite only on change, so a re-configure does not touch the file.
+  file(CONFIGURE OUTPUT ${file} CONTENT "${content}" @ONLY)
 endfunction()
