@@ -11,6 +11,7 @@
 
 #include <loom/device.h>
 #include <loom/dispatcher.h>
+#include <loom/ops.h>
 #include <loom/plugin_api.h>
 #include <loom/tensor.h>
 
@@ -51,11 +52,11 @@ TEST_CASE("a plugin built against the ABI 1.0 header loads and its kernel runs",
   CHECK(rec.kernels == 1);
   CHECK(loom::device_count("regtest_abi10") == 1);
 
-  // The 1.1 thread slots lie beyond its struct_size (poison in memory):
-  // the host must treat them as absent.
+  if (!have_cpu()) return;
+  // The 1.1 thread slots lie beyond its struct_size (poison in memory): the
+  // host must treat them as absent. (get_num_threads asks the cpu plugin.)
   REQUIRE_NOTHROW(loom::set_num_threads(loom::get_num_threads()));
 
-  if (!have_cpu()) return;
   loom::Device dev("regtest_abi10");
   const std::vector<int64_t> sizes{2, 2};
   auto a = loom::from_vector<float>({1.f, 2.f, 3.f, 4.f}, sizes, dev);
@@ -63,7 +64,7 @@ TEST_CASE("a plugin built against the ABI 1.0 header loads and its kernel runs",
   const uint64_t fallbacks = loom::fallback_count("add", "regtest_abi10");
   auto c = a + b;
   CHECK(c.device() == dev);
-  CHECK(c.to_vector<float>() == std::vector<float>{11.f, 22.f, 33.f, 44.f});
+  CHECK((c.to_vector<float>() == std::vector<float>{11.f, 22.f, 33.f, 44.f}));
   // Its own kernel ran, not the CPU fallback.
   CHECK(loom::fallback_count("add", "regtest_abi10") == fallbacks);
 }
@@ -77,11 +78,11 @@ TEST_CASE("a plugin built against a newer minor loads; unknown fields are ignore
         std::to_string(LOOM_ABI_MAJOR) + "." + std::to_string(LOOM_ABI_MINOR + 1));
   CHECK(rec.kernels == 1);
   CHECK(loom::device_count("regtest_newer_minor") == 1);
-  REQUIRE_NOTHROW(loom::set_num_threads(loom::get_num_threads()));
 
   if (!have_cpu()) return;
+  REQUIRE_NOTHROW(loom::set_num_threads(loom::get_num_threads()));
   loom::Device dev("regtest_newer_minor");
   const std::vector<int64_t> sizes{3};
   auto t = loom::from_vector<float>({1.f, 2.f, 3.f}, sizes, dev);
-  CHECK(t.to_vector<float>() == std::vector<float>{1.f, 2.f, 3.f});
+  CHECK((t.to_vector<float>() == std::vector<float>{1.f, 2.f, 3.f}));
 }
