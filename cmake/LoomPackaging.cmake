@@ -25,6 +25,13 @@ set(CPACK_DEBIAN_PACKAGE_SECTION science)
 # loom's own libraries are found in the staging tree through -l.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${LOOM_LIB_DIR})
+# The Python extension links libloom from another package (loom-runtime, a
+# component dependency), which dpkg-shlibdeps has no shlibs entry for; name
+# the interpreter it was built for instead.
+set(CPACK_DEBIAN_PYTHON_PACKAGE_SHLIBDEPS OFF)
+if(LOOM_PYTHON_VERSION)
+  set(CPACK_DEBIAN_PYTHON_PACKAGE_DEPENDS "python${LOOM_PYTHON_VERSION}, libc6, libstdc++6")
+endif()
 
 set(CPACK_COMPONENTS_ALL runtime sdk cpu)
 foreach(_plugin cuda hip)
