@@ -43,13 +43,18 @@ function(loom_add_plugin target)
       message(FATAL_ERROR "${_where}: ${_required} is required")
     endif()
   endforeach()
-  # The host matches names and device types as lower-case identifiers.
-  foreach(_id IN LISTS P_NAME P_DEVICE_TYPES)
-    if(NOT _id MATCHES "^[a-z][a-z0-9_]*$")
-      message(FATAL_ERROR "${_where}: '${_id}' is not a lower-case identifier "
-                          "([a-z][a-z0-9_]*), as plugin names and device types must be")
+  # The core accepts only lower-case identifiers as device type names; the
+  # plugin name becomes the manifest's file name.
+  foreach(_type IN LISTS P_DEVICE_TYPES)
+    if(NOT _type MATCHES "^[a-z][a-z0-9_]*$")
+      message(FATAL_ERROR "${_where}: device type '${_type}' is not a lower-case "
+                          "identifier ([a-z][a-z0-9_]*)")
     endif()
   endforeach()
+  if(NOT P_NAME MATCHES "^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
+    message(FATAL_ERROR "${_where}: NAME '${P_NAME}' must be a plain file name "
+                        "(letters, digits, '_', '.', '-')")
+  endif()
   if(NOT DEFINED P_PRIORITY)
     set(P_PRIORITY 0)
   endif()
