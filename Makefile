@@ -18,7 +18,7 @@ DEPS := cmake ninja-build g++ ccache \
 # PyTorch reaches matmul through; without it torch falls to netlib BLAS.
 BENCH_DEPS := libtorch-dev libopenblas0-openmp
 
-.PHONY: deps deps-bench configure build demo test bench install package clean
+.PHONY: deps deps-bench configure build demo test bench install clean
 
 # Installs only what is missing (dpkg knows), so a warm machine skips apt.
 deps:
@@ -61,6 +61,7 @@ install: build
 # One Debian package per component (runtime, sdk, cpu, python, ...) in
 # $(BUILD)/packages; PACKAGE_GENERATOR=TGZ for tarballs.
 PACKAGE_GENERATOR ?= DEB
+.PHONY: package
 package: build
 	cd $(BUILD) && cpack -G $(PACKAGE_GENERATOR) -B packages
 
