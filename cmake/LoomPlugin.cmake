@@ -92,31 +92,50 @@ function(loom_add_plugin target)
   # a core symbol fails here, at link time, not when loom loads the plugin.
   target_link_options(${target} PRIVATE LINKER:--no-undefined)
 
-  set(_lib "lib${target}.so")
-  # Build tree: manifest dir -> plugin lib dir.
-  file(RELATIVE_PATH _build_rel ${LOOM_MANIFEST_DIR} ${LOOM_PLUGIN_LIB_DIR}/${_lib})
-  loom_write_manifest(${LOOM_MANIFEST_DIR}/${P_NAME}.json NAME ${P_NAME}
-    LIBRARY_PATH ${_build_rel} PRIORITY ${P_PRIORITY} DEVICE_TYPES ${P_DEVICE_TYPES})
+  # Build tree: the manifest beside the others, pointing at the build output.
+  loom_write_manifest(${target} NAME ${P_NAME} PRIORITY ${P_PRIORITY}
+    DEVICE_TYPES ${P_DEVICE_TYPES} DIR ${LOOM_MANIFEST_DIR} LIB_DIR ${LOOM_PLUGIN_LIB_DIR})
   # Install tree: share/loom/plugins -> lib/loom/plugins (GNUInstallDirs
   # may make the two differ from the build tree, e.g. lib/x86_64-linux-gnu).
   set(_root /loom_prefix)
   file(RELATIVE_PATH _install_rel ${_root}/${CMAKE_INSTALL_DATADIR}/loom/plugins
-       ${_root}/${CMAKE_INSTALL_LIBDIR}/loom/plugins/${_lib})
-  set(_install_manifest ${CMAKE_CURRENT_BINARY_DIR}/loom_install_manifests/${P_NAME}.json)
-  loom_write_manifest(${_install_manifest} NAME ${P_NAME}
-    LIBRARY_PATH ${_install_rel} PRIORITY ${P_PRIORITY} DEVICE_TYPES ${P_DEVICE_TYPES})
+       ${_root}/${CMAKE_INSTALL_LIBDIR}/loom/plugins/lib${target}.so)
+  set(_install_dir ${CMAKE_CURRENT_BINARY_DIR}/loom_install_manifests)
+  loom_write_manifest(${target} NAME ${P_NAME} PRIORITY ${P_PRIORITY}
+    DEVICE_TYPES ${P_DEVICE_TYPES} DIR ${_install_dir} LIBRARY_PATH ${_install_rel})
 
   install(TARGETS ${target}
           LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/loom/plugins COMPONENT ${P_COMPONENT})
-  install(FILES ${_install_manifest}
+  install(FILES ${_install_dir}/${P_NAME}.json
           DESTINATION ${CMAKE_INSTALL_DATADIR}/loom/plugins COMPONENT ${P_COMPONENT})
 endfunction()
 
-# loom_write_manifest(<file> NAME <name> LIBRARY_PATH <path relative to the
-#                     manifest> PRIORITY <n> DEVICE_TYPES <type>...)
-# Writes one plugin manifest in the registry's format (file_format 1.0).
-function(loom_write_manifest file)
-  cmake_parse_arguments(P "" "NAME;PRIORITY;LIBRARY_PATH" "DEVICE_TYPES" ${ARGN})
+# loom_write_manifest(<target> NAME <name> DEVICE_TYPES <type>... [PRIORITY <n>]
+#                     [DIR <manifest dir>] [LIBRARY_PATH <path> | LIB_DIR <dir>])
+# Writes <DIR>/<name>.json in the registry's format (file_format 1.0) for
+# the plugin library lib<target>.so. LIBRARY_PATH is taken as written
+# (relative to the manifest); otherwise it is the path from DIR to
+# LIB_DIR/lib<target>.so. DIR and LIB_DIR default to the build tree's
+# LOOM_MANIFEST_DIR and LOOM_PLUGIN_LIB_DIR.
+function(loom_write_manifest target)
+  cmake_parse_arguments(P "" "NAME;PRIORITY;DIR;LIB_DIR;LIBRARY_PATH" "DEVICE_TYPES" ${ARGN})
+  foreach(_required NAME DEVICE_TYPES)
+    if(NOT P_${_required})
+      message(FATAL_ERROR "loom_write_manifest(${target}): ${_required} is required")
+    endif()
+  endforeach()
+  if(NOT DEFINED P_PRIORITY)
+    set(P_PRIORITY 0)
+  endif()
+  if(NOT P_DIR)
+    set(P_DIR ${LOOM_MANIFEST_DIR})
+  endif()
+  if(NOT P_LIB_DIR)
+    set(P_LIB_DIR ${LOOM_PLUGIN_LIB_DIR})
+  endif()
+  if(NOT P_LIBRARY_PATH)
+    file(RELATIVE_PATH P_LIBRARY_PATH ${P_DIR} ${P_LIB_DIR}/lib${target}.so)
+  endif()
   set(types "")
   foreach(t IN LISTS P_DEVICE_TYPES)
     if(types)
@@ -137,5 +156,5 @@ function(loom_write_manifest file)
 }
 ")
   # Rewrite only on change, so a re-configure does not touch the file.
-  file(CONFIGURE OUTPUT ${file} CONTENT "${content}" @ONLY)
+  file(CONFIGURE OUTPUT ${P_DIR}/${P_NAME}.json CONTENT "${content}" @ONLY)
 endfunction()
