@@ -17,8 +17,11 @@ DEPS := cmake ninja-build g++ ccache \
 # OpenBLAS (OpenMP flavour, sharing loom's libgomp pool) is what Debian's
 # PyTorch reaches matmul through; without it torch falls to netlib BLAS.
 BENCH_DEPS := libtorch-dev libopenblas0-openmp
+# PyTorch 1.13 for Python is the tests' oracle for gradients and op
+# semantics numpy lacks (make test only; tests skip without it).
+TEST_DEPS := python3-torch
 
-.PHONY: deps deps-bench configure build demo test bench install clean
+.PHONY: deps deps-bench deps-test configure build demo test bench install clean
 
 # Installs only what is missing (dpkg knows), so a warm machine skips apt.
 deps:
@@ -30,6 +33,9 @@ deps:
 
 deps-bench:
 	@$(MAKE) --no-print-directory deps DEPS="$(BENCH_DEPS)"
+
+deps-test:
+	@$(MAKE) --no-print-directory deps DEPS="$(TEST_DEPS)"
 
 $(BUILD)/build.ninja:
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS)
@@ -46,7 +52,7 @@ demo: build
 	@echo "== quickstart =="
 	@$(BUILD)/bin/quickstart
 
-test: build
+test: build deps-test
 	cd $(BUILD) && ctest -j $(JOBS) --output-on-failure --timeout 600
 
 bench: deps deps-bench

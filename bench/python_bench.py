@@ -26,13 +26,18 @@ def op_cases(lib):
     env = {"lib": lib}
     exec("a = lib.ones(1); b = lib.ones(1)\n"
          "ag = lib.ones(1, requires_grad=True); bg = lib.ones(1, requires_grad=True)\n"
-         "m = lib.ones(64, 64); x = lib.ones(32, 64)\n", env)
+         "m = lib.ones(64, 64); x = lib.ones(32, 64)\n"
+         "idx = lib.tensor([3, 1, 7]); mask = x[:, 0] > 0\n", env)
     return env, [
         ("a + b, 1 element", "a + b", 200000),
         ("a + b, 1 element, requires_grad", "ag + bg", 200000),
         ("a.sum(), 1 element", "a.sum()", 100000),
         ("x @ m, 32x64 @ 64x64", "x @ m", 50000),
         ("relu(x), 32x64", "x.relu()", 100000),
+        ("x[3], a row view", "x[3]", 200000),
+        ("x[1:20:2, 5], slice + int", "x[1:20:2, 5]", 100000),
+        ("x[idx], 3 rows by index tensor", "x[idx]", 50000),
+        ("x[mask], boolean mask", "x[mask]", 50000),
     ]
 
 

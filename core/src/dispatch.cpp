@@ -3,6 +3,7 @@
 // This is the per-op hot path: no heap allocation beyond the outputs, no
 // locks, one atomic load for the kernel.
 #include "device_registry.h"
+#include "dispatch_trace_hook.h"
 
 #include <loom/autograd.h>
 #include <loom/error.h>
@@ -202,23 +203,42 @@ void run_prepared(OpCall& call) {
   const int slot = call.device.type;
   const KernelEntry* k = call.op->kernel(slot);
   const int dtype = static_cast<int>(call.compute_dtype);
+  // nullptr unless a tool is tracing this thread (loom/dispatch_trace.h).
+  DispatchTrace* const trace = detail::active_trace;
   if (k && k->accepts(dtype)) [[likely]] {
     detail::allocate_outputs(call);
     LoomError* err = (k->flags & LOOM_KERNEL_CONTIGUOUS_ONLY)
                          ? detail::invoke_contiguous(*k, call)
                          : detail::invoke_kernel(*k, call);
-    if (!err) [[likely]] return;
-    if (err->code != LOOM_STATUS_UNSUPPORTED)
+    if (!err) [[likely]] {
+      if (trace) [[unlikely]]
+        DispatchTraceAccess::record(*trace, call, DispatchPath::Kernel, k->provider);
+      return;
+    }
+    if (err->code != LOOM_STATUS_UNSUPPORTED) {
+      if (trace) DispatchTraceAccess::record(*trace, call, DispatchPath::Kernel, k->provider);
       detail::throw_abi_error(err, detail::cat(call.op->name(), " on ", call.device.str(), " (",
                                                k->provider, ")"));
+    }
     err->destroy(err);  // declined: try the next stage
   }
   if (CompositeFn composite = call.op->composite()) {
+    if (trace) [[unlikely]] {
+      static const std::string kComposite = "core composite";
+      DispatchTraceAccess::record(*trace, call, DispatchPath::Composite, kComposite);
+    }
+    DispatchTraceAccess::Nested nested(trace);
     composite(call);
     return;
   }
   const KernelEntry* boxed = Dispatcher::instance().fallback_for(slot);
   if (boxed || !call.device.is_host()) {
+    if (trace) [[unlikely]] {
+      static const std::string kCpuFallback = "CPU fallback";
+      DispatchTraceAccess::record(*trace, call, DispatchPath::Fallback,
+                                  boxed ? boxed->provider : kCpuFallback);
+    }
+    DispatchTraceAccess::Nested nested(trace);
     detail::run_fallback(call, boxed);
     return;
   }

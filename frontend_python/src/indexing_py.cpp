@@ -148,12 +148,19 @@ Applied apply_index(const Tensor& self, const std::vector<IndexItem>& items) {
                           std::to_string(specified) + ")");
   Applied a{self, {}, false};
   Tensor& r = a.view;
-  int64_t dim = 0;
+  int64_t dim = 0;       // in the result so far
+  int64_t real_dim = 0;  // in self, for error messages
   for (const IndexItem& it : items) {
     switch (it.kind) {
-      case IndexItem::Int:
+      case IndexItem::Int: {
+        const int64_t n = r.size(dim);
+        if (it.integer < -n || it.integer >= n)
+          throw py::index_error("index " + std::to_string(it.integer) + " is out of bounds for dimension " +
+                                std::to_string(real_dim) + " with size " + std::to_string(n));
         r = r.select(dim, it.integer);
+        ++real_dim;
         break;
+      }
       case IndexItem::Slice: {
         Py_ssize_t start, stop, step;
         if (PySlice_Unpack(it.slice, &start, &stop, &step) < 0) throw py::error_already_set();
@@ -163,6 +170,7 @@ Applied apply_index(const Tensor& self, const std::vector<IndexItem>& items) {
         if (!(start == 0 && len == n && step == 1)) r = slice(r, dim, start, start + len * step, step);
         a.advanced.emplace_back();
         ++dim;
+        ++real_dim;
         break;
       }
       case IndexItem::NewAxis:
@@ -174,6 +182,7 @@ Applied apply_index(const Tensor& self, const std::vector<IndexItem>& items) {
         const int64_t n = self.dim() - specified;
         for (int64_t k = 0; k < n; ++k) a.advanced.emplace_back();
         dim += n;
+        real_dim += n;
         break;
       }
       case IndexItem::Bool:
@@ -187,6 +196,7 @@ Applied apply_index(const Tensor& self, const std::vector<IndexItem>& items) {
         a.advanced.emplace_back(it.tensor);
         a.has_advanced = true;
         dim += it.consumed();
+        real_dim += it.consumed();
         break;
     }
   }
@@ -200,9 +210,17 @@ Tensor value_tensor(const Tensor& self, py::handle value) {
     if (v.dtype() == self.dtype() && v.device() == self.device()) return v;
     return v.to(self.device(), self.dtype());
   }
-  if (is_number(value)) return full({}, to_scalar(value, "value"), self.dtype(), self.device());
+  if (is_number(value)) {
+    // As PyTorch: the number is cast to t's dtype (2.7 -> 2 for int64),
+    // not refused as fill_ refuses a lossy Scalar.
+    const Scalar s = to_scalar(value, "value");
+    const DType natural = s.is_bool() ? DType::Bool : s.is_integral() ? DType::Int64 : DType::Float64;
+    return full({}, s, natural, self.device()).to(self.dtype());
+  }
   try {
     return tensor_from_data(value, self.dtype(), self.device());
+  } catch (const py::builtin_exception& e) {
+    throw py::type_error("can't assign a " + type_name(value) + " to a loom.Tensor: " + e.what());
   } catch (const py::error_already_set&) {
     throw py::type_error("can't assign a " + type_name(value) + " to a loom.Tensor");
   }
@@ -228,7 +246,7 @@ void setitem(Tensor& self, PyObject* index, py::handle value) {
   Tensor& dst = a.view;
   if (!a.has_advanced) {
     if (is_number(value)) {
-      dst.fill_(to_scalar(value, "value"));
+      dst.fill_(value_tensor(self, value).item());
     } else {
       dst.copy_(value_tensor(self, value));
     }

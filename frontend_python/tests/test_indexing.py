@@ -48,7 +48,6 @@ ADVANCED_INDICES = [
     (np.array([0, 1]), np.array([2, 3])),
     (slice(None), np.array([0, 4])),
     (np.array([[0], [3]]), slice(1, 3), np.array([1, 5])),  # separated: broadcast dims go first
-    (1, slice(None), np.array([0, 5, 2])),
     (np.array([1, 2]), Ellipsis),
     (Ellipsis, np.array([-1, 0])),
     (None, np.array([1, 2]), None),
@@ -96,7 +95,7 @@ SET_CASES = [
     ((slice(None), 2), np.float32(9)),
     ((Ellipsis, slice(1, 4, 2)), np.arange(2, dtype=np.float32)),
     (np.array([0, 3]), np.arange(30, dtype=np.float32).reshape(5, 6)),
-    ((np.array([0, 1]), np.array([2, 3])), np.array([10.0, 20.0], dtype=np.float32)),
+    ((np.array([0, 1]), np.array([2, 3])), np.array([[10.0], [20.0]], dtype=np.float32)),
     ((slice(None), np.array([0, 4]), 1), -3.0),
     (np.array([True, False, True, False]), 1.5),
     ((np.array([[0], [3]]), slice(1, 3), np.array([1, 5])), 7.0),
@@ -217,11 +216,12 @@ def test_setitem_on_a_leaf_that_requires_grad_is_refused():
     [[0, 1], [1, 2]],          # a list of lists reads as a tuple of index lists
     True, False, (0, True), (Ellipsis, False, 1),
     "tensor0d",
+    (1, slice(None), [0, 3, 2]),  # the int is a select, not an advanced index (numpy differs)
 ], ids=repr)
 def test_pytorch_only_rules(index):
-    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    a = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
     if index == "tensor0d":
-        lm, th = loom.tensor(2), torch.tensor(2)
+        lm, th = loom.tensor(1), torch.tensor(1)
     else:
         lm = th = index
     expected = torch.from_numpy(a)[th]

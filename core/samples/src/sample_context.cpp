@@ -1,6 +1,7 @@
 // sample_context.cpp — deterministic sample tensors and the sample registry.
 #include <loom/op_samples.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -104,6 +105,40 @@ Tensor SampleContext::mask(std::vector<int64_t> shape, double density) const {
   std::vector<double> v(static_cast<size_t>(numel_of(shape)));
   for (double& x : v) x = d(rng) ? 1 : 0;
   return from_vector(v, shape).to(DType::Bool);
+}
+
+Tensor SampleContext::distinct(std::vector<int64_t> shape) const {
+  std::mt19937_64 rng(seed_ * 0x9E3779B97F4A7C15ull + ++counter_);
+  std::vector<double> v(static_cast<size_t>(numel_of(shape)));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>(i);
+  std::shuffle(v.begin(), v.end(), rng);
+  const bool is_signed = dtype_ != DType::UInt8 && dtype_ != DType::Bool;
+  if (is_signed)
+    for (double& x : v) x -= static_cast<double>(v.size() / 2);
+  return from_vector(v, shape).to(dtype_);
+}
+
+Tensor SampleContext::distinct_indices(std::vector<int64_t> shape, int64_t dim, int64_t bound) const {
+  if (shape.empty()) return indices({}, bound);  // 0-d: one index, distinct trivially
+  const int64_t nd = static_cast<int64_t>(shape.size());
+  if (dim < 0) dim += nd;
+  if (dim < 0 || dim >= nd || shape[static_cast<size_t>(dim)] > bound)
+    throw std::invalid_argument("distinct_indices: dim out of range or shape[dim] > bound");
+  std::mt19937_64 rng(seed_ * 0x9E3779B97F4A7C15ull + ++counter_);
+  // Row-major: a slice along `dim` is `len` elements `inner` apart.
+  const int64_t len = shape[static_cast<size_t>(dim)];
+  int64_t inner = 1;
+  for (int64_t d = dim + 1; d < nd; ++d) inner *= shape[static_cast<size_t>(d)];
+  const int64_t outer = len == 0 || inner == 0 ? 0 : numel_of(shape) / (len * inner);
+  std::vector<int64_t> v(static_cast<size_t>(numel_of(shape)));
+  std::vector<int64_t> perm(static_cast<size_t>(bound));
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      for (int64_t k = 0; k < bound; ++k) perm[static_cast<size_t>(k)] = k;
+      std::shuffle(perm.begin(), perm.end(), rng);
+      for (int64_t k = 0; k < len; ++k) v[static_cast<size_t>((o * len + k) * inner + i)] = perm[static_cast<size_t>(k)];
+    }
+  return from_vector(v, shape);
 }
 
 namespace {

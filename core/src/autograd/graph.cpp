@@ -149,7 +149,13 @@ void rebase_history(const Tensor& self, const Edge& edge) {
 
 void record_view(const Tensor& input, const Tensor& view, const char* name, bool expand) {
   TensorImpl* in = input.impl();
-  TensorImpl* base = in->view_base() ? in->view_base() : in;
+  // A view that is itself a leaf requiring grad (a view made
+  // requires_grad_() after the fact) roots its own views: its gradient is
+  // its own, not its base's, and in-place writes through them must be
+  // refused as writes to a leaf.
+  const AutogradMeta* m = in->autograd_meta();
+  const bool grad_leaf = in->requires_grad() && (!m || !m->grad_fn);
+  TensorImpl* base = in->view_base() && !grad_leaf ? in->view_base() : in;
   view.impl()->set_view_base(loom::detail::IntrusivePtr<TensorImpl>(base));
   if (!in->requires_grad()) return;
   auto node = loom::detail::make_intrusive<ViewNode>(name, Geometry::of(input), Geometry::of(view), expand);

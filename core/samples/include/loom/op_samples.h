@@ -18,7 +18,8 @@
 // A Sample mirrors an OpCall: `tensors` are the Tensor / Tensor? / Tensor[]
 // arguments in schema order (Tensor[] flattened in place, its count in the
 // matching TENSOR_LIST value), `values` every other argument in schema order;
-// values left off the end take the schema's defaults. Tensors are on the CPU;
+// values left off the end take the schema's defaults, and so do trailing
+// Tensor? arguments left off (None). Tensors are on the CPU;
 // the runner moves them to the device under test and lays them out
 // (contiguous, permuted, offset) itself.
 #pragma once
@@ -39,6 +40,7 @@ namespace loom::samples {
 //   monostate: None;  TensorCount: the length of a Tensor[] argument.
 struct TensorCount {
   int64_t n = 0;
+  bool operator==(const TensorCount&) const = default;
 };
 using Value = std::variant<std::monostate, bool, int64_t, double, std::vector<int64_t>, std::vector<double>,
                            std::string, DType, TensorCount>;
@@ -85,10 +87,19 @@ class SampleContext {
   Tensor indices(std::vector<int64_t> shape, int64_t bound) const;
   // A bool mask, about `density` true.
   Tensor mask(std::vector<int64_t> shape, double density = 0.5) const;
+  // Pairwise distinct values of the sample's dtype (a shuffled 0..n-1,
+  // shifted to straddle 0 for signed dtypes), for ops whose indices are
+  // undefined on ties (sort, topk, max.dim, max_pool2d_with_indices). Exact
+  // in every dtype while numel <= 256; bool holds no more than 2.
+  Tensor distinct(std::vector<int64_t> shape) const;
+  // int64 indices in [0, bound), distinct along `dim` (each slice a random
+  // partial permutation; needs shape[dim] <= bound), for scatter, whose
+  // result is undefined where two indices collide.
+  Tensor distinct_indices(std::vector<int64_t> shape, int64_t dim, int64_t bound) const;
 
   // Shorthand for building a Sample.
   Sample call(std::string label, std::vector<std::optional<Tensor>> tensors, std::vector<Value> values = {}) const {
-    return Sample{std::move(label), std::move(tensors), std::move(values)};
+    return Sample{std::move(label), std::move(tensors), std::move(values), 0, 0, {}};
   }
 
  private:
@@ -124,6 +135,12 @@ const std::map<std::string, OpSamples>& op_samples();
 // The samples of one op, or nullptr.
 const OpSamples* find_op_samples(const std::string& op);
 
+// The functional op whose samples an in-place or out= op is tested with:
+// "add_" -> "add", "scatter_.src" -> "scatter.src", "add.out" -> "add";
+// any other name is returned unchanged. Whether that op exists is the
+// caller's question (fill_ has no "fill").
+std::string functional_form(const std::string& op);
+
 // Catalog ops that deliberately have no samples, each with the reason
 // (e.g. an op only the autograd engine calls). The coverage test requires
 // every other catalog op to have samples.
@@ -153,7 +170,11 @@ struct RunOptions {
 // included): the sample's values become LoomValues, absent trailing values
 // take the schema's defaults. Returns the results (for an in-place op, the
 // mutated argument). Throws loom::Error as the op does, or naming the
-// sample when it does not fit the schema.
+// sample when it does not fit the schema (too many values, a value of the
+// wrong kind, a required tensor left off; an int for a `float` argument is
+// converted, as the Python binding does). Ops that write their arguments
+// (fill_, copy_, uniform_, batch_norm in training) write the tensors given:
+// pass copies through RunOptions::tensors to run a sample twice alike.
 std::vector<Tensor> run_sample(const OpDef& op, const Sample& sample, const RunOptions& options = {});
 
 }  // namespace loom::samples

@@ -1,0 +1,39 @@
+// compare.h — one result against its CPU reference.
+//
+// Tolerances follow PyTorch's assert_close (rtol / atol): float16 1e-3 /
+// 1e-5, bfloat16 1.6e-2 / 1e-5, float32 1.3e-6 / 1e-5, float64 1e-7 / 1e-7;
+// a sample's own atol / rtol (given for float32) replaces float32's and is
+// scaled by the default ratio for the half types. Integer and bool results
+// compare exactly. NaN equals NaN; an infinity must match exactly.
+#pragma once
+
+#include "status.h"
+
+#include <loom/op_samples.h>
+#include <loom/tensor.h>
+
+#include <string>
+
+namespace loom::conformance {
+
+struct Tolerance {
+  double rtol = 0, atol = 0;
+};
+// The tolerance for `dtype`, given a sample's float32 overrides (0 = none).
+Tolerance tolerance_for(DType dtype, double sample_atol = 0, double sample_rtol = 0);
+
+struct Comparison {
+  Status status = Status::Pass;  // Pass, FailValue, FailDType or FailShape
+  double max_abs = 0, max_rel = 0;
+  std::string message;           // empty on a pass
+};
+
+// `actual` may live on any device; `expected` is the CPU reference.
+Comparison compare(const Tensor& actual, const Tensor& expected, samples::Compare mode,
+                   Tolerance tol);
+
+// Strides a result may have: non-negative, and every element inside its
+// storage. Returns an explanation when not.
+std::string check_layout(const Tensor& t);
+
+}  // namespace loom::conformance

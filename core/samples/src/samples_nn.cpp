@@ -1,0 +1,92 @@
+// samples_nn.cpp — softmax, log_softmax, scaled_dot_product_attention,
+// layer_norm, group_norm, batch_norm.
+#include "sample_util.h"
+
+namespace loom::samples {
+namespace {
+using namespace detail;
+
+Samples softmax_samples(const SampleContext& c) {
+  Samples v{c.call("dim=1", {c.tensor({4, 6})}, {I(1)}),
+            c.call("dim=0", {c.tensor({4, 6})}, {I(0)}),
+            c.call("dim=-2 of 3-d", {c.tensor({2, 5, 3})}, {I(-2)}),
+            c.call("large logits", {c.tensor({3, 8}, 50, 90)}, {I(-1)}),
+            c.call("0-d", {c.tensor({})}, {I(0)}),
+            c.call("size-1 dim", {c.tensor({5, 1})}, {I(1)}),
+            c.call("empty", {c.tensor({0, 4})}, {I(1)}),
+            c.call("large", {c.tensor({4, 12000})}, {I(1)}),
+            c.call("edge values", {c.edge_values(32).reshape({4, 8})}, {I(1)})};
+  // dtype=: the input is cast first (integers become a valid input then).
+  v.push_back(c.call("dtype=float64", {c.tensor({3, 5})}, {I(1), D(DType::Float64)}));
+  return v;
+}
+// Integer inputs need dtype=; only that sample runs for them.
+LOOM_OP_SAMPLES("softmax", {.dtypes = kFloatDTypes, .make = [](const SampleContext& c) { return softmax_samples(c); }})
+LOOM_OP_SAMPLES("log_softmax", {.dtypes = kFloatDTypes, .make = [](const SampleContext& c) { return softmax_samples(c); }})
+
+LOOM_OP_SAMPLES("scaled_dot_product_attention", {
+    .make = [](const SampleContext& c) {
+      auto qkv = [&c](Shape q, Shape kv) {
+        Shape v = kv;
+        return std::vector<std::optional<Tensor>>{c.tensor(q, -1, 1), c.tensor(kv, -1, 1), c.tensor(v, -1, 1)};
+      };
+      auto with = [](std::vector<std::optional<Tensor>> t, std::optional<Tensor> mask) {
+        t.push_back(std::move(mask));
+        return t;
+      };
+      Samples v{c.call("4-d", qkv({2, 3, 5, 8}, {2, 3, 6, 8})),
+                c.call("3-d", qkv({3, 4, 8}, {3, 4, 8})),
+                c.call("causal", with(qkv({2, 2, 5, 8}, {2, 2, 5, 8}), std::nullopt), {F(0), B(true)}),
+                c.call("bool mask, broadcast", with(qkv({2, 3, 5, 8}, {2, 3, 6, 8}), c.mask({5, 6}, 0.7)), {}),
+                c.call("float mask", with(qkv({2, 5, 8}, {2, 6, 8}), c.tensor({2, 5, 6}, -2, 0)), {}),
+                c.call("scale=0.3", with(qkv({2, 5, 8}, {2, 6, 8}), std::nullopt), {F(0), B(false), F(0.3)}),
+                c.call("one query", qkv({1, 1, 8}, {1, 7, 8})),
+                c.call("large", qkv({2, 4, 64, 32}, {2, 4, 64, 32}))};
+      return v;
+    }})
+
+LOOM_OP_SAMPLES("layer_norm", {
+    .make = [](const SampleContext& c) {
+      return Samples{c.call("last dim", {c.tensor({4, 6})}, {L({6})}),
+                     c.call("last two dims, weight and bias", {c.tensor({2, 3, 4}), c.tensor({3, 4}), c.tensor({3, 4})}, {L({3, 4})}),
+                     c.call("weight only", {c.tensor({3, 5}), c.tensor({5}), std::nullopt}, {L({5})}),
+                     c.call("eps=0.1", {c.tensor({3, 5}), std::nullopt, c.tensor({5})}, {L({5}), F(0.1)}),
+                     c.call("constant rows", {full({3, 4}, 2.0, c.dtype())}, {L({4})}),
+                     c.call("empty batch", {c.tensor({0, 4})}, {L({4})}),
+                     c.call("large", {c.tensor({64, 1024}), c.tensor({1024}), c.tensor({1024})}, {L({1024})})};
+    }})
+
+LOOM_OP_SAMPLES("group_norm", {
+    .make = [](const SampleContext& c) {
+      return Samples{c.call("2 groups", {c.tensor({2, 4, 3})}, {I(2)}),
+                     c.call("weight and bias, 4-d", {c.tensor({2, 6, 3, 3}), c.tensor({6}), c.tensor({6})}, {I(3)}),
+                     c.call("one group", {c.tensor({3, 4, 5})}, {I(1)}),
+                     c.call("group per channel, eps", {c.tensor({2, 4, 5}), c.tensor({4}), std::nullopt}, {I(4), F(0.01)}),
+                     c.call("2-d input", {c.tensor({3, 4})}, {I(2)}),
+                     c.call("large", {c.tensor({4, 32, 32, 32}), c.tensor({32}), c.tensor({32})}, {I(8)})};
+    }})
+
+// batch_norm(input, running_mean, running_var, weight, bias, training,
+// momentum, eps). Training mode updates the running statistics in place.
+LOOM_OP_SAMPLES("batch_norm", {
+    .make = [](const SampleContext& c) {
+      auto stats = [&c](int64_t n) {
+        return std::vector<std::optional<Tensor>>{c.tensor({n}, -1, 1), c.tensor({n}, 0.5, 2)};
+      };
+      auto args = [&](Shape x, int64_t n, bool affine) {
+        std::vector<std::optional<Tensor>> t{c.tensor(x)};
+        for (auto& s : stats(n)) t.push_back(std::move(s));
+        if (affine) t.push_back(c.tensor({n})), t.push_back(c.tensor({n}));
+        return t;
+      };
+      return Samples{
+          c.call("eval", args({4, 3}, 3, false)),
+          c.call("eval, affine, 4-d", args({2, 3, 4, 4}, 3, true)),
+          c.call("training", args({5, 3, 4}, 3, true), {B(true)}),
+          c.call("training, momentum 0.5, eps 0.1", args({5, 3}, 3, false), {B(true), F(0.5), F(0.1)}),
+          c.call("training without running stats", {c.tensor({6, 2, 3}), std::nullopt, std::nullopt}, {B(true)}),
+          c.call("large, training", args({16, 8, 32, 32}, 8, true), {B(true)})};
+    }})
+
+}  // namespace
+}  // namespace loom::samples
