@@ -19,8 +19,9 @@ namespace loom::conformance {
 struct Tolerance {
   double rtol = 0, atol = 0;
 };
-// The tolerance for `dtype`, given a sample's float32 overrides (0 = none).
-Tolerance tolerance_for(DType dtype, double sample_atol = 0, double sample_rtol = 0);
+// The tolerance for `dtype`, given a sample's float32 overrides (0 = none)
+// and whether the op accumulates in the dtype (OpSamples::accumulates).
+Tolerance tolerance_for(DType dtype, double sample_atol = 0, double sample_rtol = 0, bool accumulates = false);
 
 struct Comparison {
   Status status = Status::Pass;  // Pass, FailValue, FailDType or FailShape

@@ -98,7 +98,7 @@ CaseResult CaseExecutor::run(const CaseSpec& spec) {
     LOOM_CHECK(spec.sample_index < all.size(), "sample ", spec.sample_index, " of '", spec.op, "' is gone");
     const Sample& s = all[spec.sample_index];
     r.shapes = shapes_of(s.tensors);
-    const Tolerance tol = tolerance_for(spec.dtype, s.atol, s.rtol);
+    const Tolerance tol = tolerance_for(spec.dtype, s.atol, s.rtol, os.accumulates);
 
     if (spec.variant == Variant::Grad) {
       run_gradient_case(op, s, device, tol, r);

@@ -3,11 +3,17 @@
 #include "options.h"
 #include "runner.h"
 
+#include <cstdlib>
 #include <iostream>
 #include <unistd.h>
 
 int main(int argc, char** argv) {
   using namespace loom::conformance;
+  // -j workers each get an OpenMP pool in the CPU plugin; spinning idle
+  // threads then starve the other workers (20x slower on 2 cores). Set
+  // before any plugin loads libgomp; inherited by the workers; a user's
+  // own setting wins.
+  setenv("OMP_WAIT_POLICY", "passive", /*overwrite=*/0);
   Options options;
   try {
     options = parse_options(argc, argv);

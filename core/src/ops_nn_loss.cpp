@@ -167,6 +167,12 @@ void prepare_cross_entropy(OpCall& call) {
   check_reduction(op, str_of(call.values[0]));
   auto& plan = call.outputs.emplace_back();
   plan.dtype = input.dtype();
+  // The result's shape, so out= is resized right: a scalar, or for
+  // reduction='none' one loss per sample (the input without its class dim).
+  if (str_of(call.values[0]) == "none") {
+    plan.sizes = DimVector(input.sizes());
+    plan.sizes.erase(static_cast<size_t>(class_dim_of(input)));
+  }
   call.compute_dtype = input.dtype();
 }
 

@@ -73,7 +73,10 @@ ConvEntry build(const ConvProblem& p, memory::data_type dt) {
     e.src_user = user_md({p.N, p.C, p.H, p.W}, {p.xs[0], p.xs[1], p.xs[2], p.xs[3]}, dt);
     e.dst_user = user_md({p.N, p.O, p.OH, p.OW}, {p.ys[0], p.ys[1], p.ys[2], p.ys[3]}, dt);
     e.wei_user = weight_md(p, dt);
-    if (p.b) e.bias_md = memory::desc({p.O}, dt, memory::dims{p.bs});
+    // Always dense: oneDNN's convolutions read the bias as if it were, whatever
+    // strides the desc says (a strided bias gave wrong sums), so conv_onednn
+    // packs a strided one first.
+    if (p.b) e.bias_md = memory::desc({p.O}, dt, memory::format_tag::a);
     const memory::desc src_any({p.N, p.C, p.H, p.W}, dt, memory::format_tag::any);
     const memory::desc dst_any({p.N, p.O, p.OH, p.OW}, dt, memory::format_tag::any);
     const memory::desc wei_any(e.wei_user.dims(), dt, memory::format_tag::any);
@@ -141,7 +144,7 @@ bool conv_onednn(const ConvProblem& p) {
     case LOOM_DTYPE_BFLOAT16: dt = memory::data_type::bf16; break;
     default: return false;
   }
-  thread_local onednn::ScratchBuffer src_buf, wei_buf, dst_buf;
+  thread_local onednn::ScratchBuffer src_buf, wei_buf, dst_buf, bias_buf;
   try {
     const auto e = cache().get(key_of(p), [&] { return build(p, dt); });
     if (!e->usable) return false;
@@ -160,7 +163,17 @@ bool conv_onednn(const ConvProblem& p) {
     }
     if (e->dst_out) dst = staged(e->dst_prim, dst_buf.get(e->dst_prim.get_size()));
     std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
-    if (p.b) args.emplace(DNNL_ARG_BIAS, memory(e->bias_md, engine(), const_cast<void*>(p.b)));
+    if (p.b) {
+      const void* bias = p.b;
+      if (p.bs != 1) {  // pack the strided bias (O elements of 2 or 4 bytes)
+        const size_t es = dt == memory::data_type::f32 ? 4 : 2;
+        auto* dense = static_cast<char*>(bias_buf.get(static_cast<size_t>(p.O) * es));
+        const auto* from = static_cast<const char*>(p.b);
+        for (int64_t o = 0; o < p.O; ++o) std::memcpy(dense + o * es, from + o * p.bs * static_cast<int64_t>(es), es);
+        bias = dense;
+      }
+      args.emplace(DNNL_ARG_BIAS, memory(e->bias_md, engine(), const_cast<void*>(bias)));
+    }
     e->conv.execute(s, args);
     if (e->dst_out) e->dst_out.execute(s, dst, dst_user);
     s.wait();

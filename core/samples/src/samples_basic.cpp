@@ -32,6 +32,7 @@ LOOM_OP_SAMPLES("sum", {
 
 LOOM_OP_SAMPLES("matmul", {
     .dtypes = kFloatDTypes,
+    .accumulates = true,
     .make = [](const SampleContext& c) {
       Sample big = c.call("256x256", {c.tensor({256, 256}, -1, 1), c.tensor({256, 256}, -1, 1)});
       big.atol = 1e-4, big.rtol = 1e-4;

@@ -15,6 +15,7 @@ Sample wide(Sample s) {
 }
 
 LOOM_OP_SAMPLES("conv1d", {
+    .accumulates = true,
     .make = [](const SampleContext& c) {
       return Samples{c.call("basic", {c.tensor({2, 3, 10}), c.tensor({4, 3, 3})}),
                      c.call("bias, stride 2, padding 1", {c.tensor({2, 3, 10}), c.tensor({4, 3, 3}), c.tensor({4})}, {L({2}), L({1})}),
@@ -26,6 +27,7 @@ LOOM_OP_SAMPLES("conv1d", {
     }})
 
 LOOM_OP_SAMPLES("conv2d", {
+    .accumulates = true,
     .make = [](const SampleContext& c) {
       return Samples{c.call("basic", {c.tensor({2, 3, 7, 7}), c.tensor({4, 3, 3, 3})}),
                      c.call("bias, stride (2,1), padding (1,2)", {c.tensor({2, 3, 7, 8}), c.tensor({4, 3, 3, 3}), c.tensor({4})}, {L({2, 1}), L({1, 2})}),
@@ -38,6 +40,7 @@ LOOM_OP_SAMPLES("conv2d", {
     }})
 
 LOOM_OP_SAMPLES("conv_transpose2d", {
+    .accumulates = true,
     .make = [](const SampleContext& c) {
       // (input, weight [C_in, C_out/groups, kH, kW], bias, stride, padding,
       // output_padding, groups, dilation)

@@ -26,6 +26,7 @@ Samples floats_only_long(const SampleContext& c, Samples v) {
 
 LOOM_OP_SAMPLES("mm", {
     .dtypes = kNumeric,
+    .accumulates = true,
     .make = [](const SampleContext& c) {
       return floats_only_long(c, Samples{c.call("3x4 @ 4x5", {c.tensor({3, 4}), c.tensor({4, 5})}),
                      c.call("1x1", {c.tensor({1, 1}), c.tensor({1, 1})}),
@@ -37,6 +38,7 @@ LOOM_OP_SAMPLES("mm", {
 
 LOOM_OP_SAMPLES("bmm", {
     .dtypes = kNumeric,
+    .accumulates = true,
     .make = [](const SampleContext& c) {
       return floats_only_long(c, Samples{c.call("batch 2", {c.tensor({2, 3, 4}), c.tensor({2, 4, 5})}),
                      c.call("batch 1", {c.tensor({1, 2, 2}), c.tensor({1, 2, 3})}),
@@ -47,6 +49,7 @@ LOOM_OP_SAMPLES("bmm", {
 
 LOOM_OP_SAMPLES("dot", {
     .dtypes = kNumeric,
+    .accumulates = true,
     .make = [](const SampleContext& c) {
       return floats_only_long(c, Samples{c.call("n=7", {c.tensor({7}), c.tensor({7})}),
                      c.call("n=1", {c.tensor({1}), c.tensor({1})}),
@@ -70,6 +73,7 @@ LOOM_OP_SAMPLES("outer", {
 // NaN included.
 LOOM_OP_SAMPLES("addmm", {
     .dtypes = kNumeric,
+    .accumulates = true,
     .make = [](const SampleContext& c) {
       Samples v{c.call("defaults", {c.tensor({3, 5}), c.tensor({3, 4}), c.tensor({4, 5})}),
                 c.call("broadcast self (row)", {c.tensor({5}), c.tensor({3, 4}), c.tensor({4, 5})}),
@@ -86,6 +90,7 @@ LOOM_OP_SAMPLES("addmm", {
 
 LOOM_OP_SAMPLES("baddbmm", {
     .dtypes = kNumeric,
+    .accumulates = true,
     .make = [](const SampleContext& c) {
       Samples v{c.call("defaults", {c.tensor({2, 3, 5}), c.tensor({2, 3, 4}), c.tensor({2, 4, 5})}),
                 c.call("broadcast self", {c.tensor({3, 1}), c.tensor({2, 3, 4}), c.tensor({2, 4, 5})}),
@@ -99,6 +104,7 @@ LOOM_OP_SAMPLES("baddbmm", {
 
 LOOM_OP_SAMPLES("linear", {
     .dtypes = kNumeric,
+    .accumulates = true,
     .make = [](const SampleContext& c) {
       return floats_only_long(c, Samples{c.call("no bias", {c.tensor({3, 4}), c.tensor({5, 4})}),
                      c.call("bias", {c.tensor({3, 4}), c.tensor({5, 4}), c.tensor({5})}),

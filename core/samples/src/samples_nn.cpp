@@ -25,6 +25,7 @@ LOOM_OP_SAMPLES("softmax", {.dtypes = kFloatDTypes, .make = [](const SampleConte
 LOOM_OP_SAMPLES("log_softmax", {.dtypes = kFloatDTypes, .make = [](const SampleContext& c) { return softmax_samples(c); }})
 
 LOOM_OP_SAMPLES("scaled_dot_product_attention", {
+    .accumulates = true,
     .make = [](const SampleContext& c) {
       auto qkv = [&c](Shape q, Shape kv) {
         Shape v = kv;
