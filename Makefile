@@ -64,5 +64,12 @@ bench: deps deps-bench
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
+# One Debian package per component (runtime, sdk, cpu, python, ...) in
+# $(BUILD)/packages; PACKAGE_GENERATOR=TGZ for tarballs.
+PACKAGE_GENERATOR ?= DEB
+.PHONY: package
+package: build
+	cd $(BUILD) && cpack -G $(PACKAGE_GENERATOR) -B packages
+
 clean:
 	rm -rf $(BUILD)

@@ -1,40 +1,140 @@
-# loom_add_plugin(<target> NAME <name> DEVICE_TYPES <t>... [PRIORITY <n>]
-#                 SOURCES <src>...)
-# Builds a device plugin as a MODULE library against the plugin ABI only and
-# writes its manifest beside the others, in the build tree and on install.
+# LoomPlugin.cmake — build a loom device plugin. Used in the loom tree and,
+# installed beside loomConfig.cmake, by out-of-tree projects after
+# find_package(loom):
+#
+#   loom_add_plugin(<target> NAME <name> DEVICE_TYPES <type>...
+#                   SOURCES <src>... [PRIORITY <n>] [COMPONENT <component>])
+#
+# builds <target> as a MODULE library against loom::plugin_api only (hidden
+# visibility, no undefined symbols), writes its manifest <name>.json and
+# installs both in loom's layout under CMAKE_INSTALL_PREFIX:
+#   lib/loom/plugins/lib<target>.so  and  share/loom/plugins/<name>.json
+# In the build tree the same layout sits under CMAKE_BINARY_DIR, so
+#   LOOM_PLUGIN_PATH=<build>/share/loom/plugins
+# finds a plugin that was only built. A plugin installed into loom's own
+# prefix is found with no setting at all.
+include_guard(GLOBAL)
+include(GNUInstallDirs)
+
+# loom_read_abi_version(<plugin_api.h> <out var>): "MAJOR.MINOR" as the
+# header declares it, so the version is written in one place only.
+function(loom_read_abi_version header out_var)
+  if(NOT EXISTS "${header}")
+    message(FATAL_ERROR "loom: plugin ABI header not found: ${header}")
+  endif()
+  file(STRINGS "${header}" _major REGEX "^#define LOOM_ABI_MAJOR [0-9]+$")
+  file(STRINGS "${header}" _minor REGEX "^#define LOOM_ABI_MINOR [0-9]+$")
+  if(NOT _major OR NOT _minor)
+    message(FATAL_ERROR "loom: ${header} does not define LOOM_ABI_MAJOR and LOOM_ABI_MINOR")
+  endif()
+  string(REGEX REPLACE ".* ([0-9]+)$" "\\1" _major "${_major}")
+  string(REGEX REPLACE ".* ([0-9]+)$" "\\1" _minor "${_minor}")
+  set(${out_var} "${_major}.${_minor}" PARENT_SCOPE)
+endfunction()
+
 function(loom_add_plugin target)
-  cmake_parse_arguments(P "" "NAME;PRIORITY" "DEVICE_TYPES;SOURCES" ${ARGN})
-  if(NOT P_PRIORITY)
+  cmake_parse_arguments(P "" "NAME;PRIORITY;COMPONENT" "DEVICE_TYPES;SOURCES" ${ARGN})
+  set(_where "loom_add_plugin(${target})")
+  if(P_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "${_where}: unknown arguments: ${P_UNPARSED_ARGUMENTS}")
+  endif()
+  foreach(_required NAME DEVICE_TYPES SOURCES)
+    if(NOT P_${_required})
+      message(FATAL_ERROR "${_where}: ${_required} is required")
+    endif()
+  endforeach()
+  # The core accepts only lower-case identifiers as device type names; the
+  # plugin name becomes the manifest's file name.
+  foreach(_type IN LISTS P_DEVICE_TYPES)
+    if(NOT _type MATCHES "^[a-z][a-z0-9_]*$")
+      message(FATAL_ERROR "${_where}: device type '${_type}' is not a lower-case "
+                          "identifier ([a-z][a-z0-9_]*)")
+    endif()
+  endforeach()
+  if(NOT P_NAME MATCHES "^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
+    message(FATAL_ERROR "${_where}: NAME '${P_NAME}' must be a plain file name "
+                        "(letters, digits, '_', '.', '-')")
+  endif()
+  if(NOT DEFINED P_PRIORITY)
     set(P_PRIORITY 0)
   endif()
+  if(NOT P_PRIORITY MATCHES "^-?[0-9]+$")
+    message(FATAL_ERROR "${_where}: PRIORITY must be an integer, got '${P_PRIORITY}'")
+  endif()
+  if(NOT P_COMPONENT)
+    set(P_COMPONENT ${P_NAME})
+  endif()
+  if(NOT TARGET loom::plugin_api)
+    message(FATAL_ERROR "${_where}: loom::plugin_api is not defined; call find_package(loom) first")
+  endif()
+  if(NOT LOOM_ABI_VERSION)
+    message(FATAL_ERROR "${_where}: LOOM_ABI_VERSION is not set; call find_package(loom) first")
+  endif()
+  # In the loom tree the top level sets these; out of tree, the same layout
+  # under this project's build tree.
+  if(NOT LOOM_PLUGIN_LIB_DIR)
+    set(LOOM_PLUGIN_LIB_DIR ${CMAKE_BINARY_DIR}/lib/loom/plugins)
+  endif()
+  if(NOT LOOM_MANIFEST_DIR)
+    set(LOOM_MANIFEST_DIR ${CMAKE_BINARY_DIR}/share/loom/plugins)
+  endif()
+
   add_library(${target} MODULE ${P_SOURCES})
   target_link_libraries(${target} PRIVATE loom::plugin_api)
   set_target_properties(${target} PROPERTIES
     PREFIX "lib"
+    SUFFIX ".so"
     LIBRARY_OUTPUT_DIRECTORY ${LOOM_PLUGIN_LIB_DIR}
+    C_VISIBILITY_PRESET hidden
     CXX_VISIBILITY_PRESET hidden
     VISIBILITY_INLINES_HIDDEN ON)
+  # A plugin may use nothing of loom but the header-only ABI: a reference to
+  # a core symbol fails here, at link time, not when loom loads the plugin.
+  target_link_options(${target} PRIVATE LINKER:--no-undefined)
+
+  # Build tree: the manifest beside the others, pointing at the build output.
   loom_write_manifest(${target} NAME ${P_NAME} PRIORITY ${P_PRIORITY}
-                      DEVICE_TYPES ${P_DEVICE_TYPES})
-  install(TARGETS ${target} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/loom/plugins)
-  install(FILES ${LOOM_MANIFEST_DIR}/${P_NAME}.json
-          DESTINATION ${CMAKE_INSTALL_DATADIR}/loom/plugins)
+    DEVICE_TYPES ${P_DEVICE_TYPES} DIR ${LOOM_MANIFEST_DIR} LIB_DIR ${LOOM_PLUGIN_LIB_DIR})
+  # Install tree: share/loom/plugins -> lib/loom/plugins (GNUInstallDirs
+  # may make the two differ from the build tree, e.g. lib/x86_64-linux-gnu).
+  set(_root /loom_prefix)
+  file(RELATIVE_PATH _install_rel ${_root}/${CMAKE_INSTALL_DATADIR}/loom/plugins
+       ${_root}/${CMAKE_INSTALL_LIBDIR}/loom/plugins/lib${target}.so)
+  set(_install_dir ${CMAKE_CURRENT_BINARY_DIR}/loom_install_manifests)
+  loom_write_manifest(${target} NAME ${P_NAME} PRIORITY ${P_PRIORITY}
+    DEVICE_TYPES ${P_DEVICE_TYPES} DIR ${_install_dir} LIBRARY_PATH ${_install_rel})
+
+  install(TARGETS ${target}
+          LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/loom/plugins COMPONENT ${P_COMPONENT})
+  install(FILES ${_install_dir}/${P_NAME}.json
+          DESTINATION ${CMAKE_INSTALL_DATADIR}/loom/plugins COMPONENT ${P_COMPONENT})
 endfunction()
 
-# Writes <manifest dir>/<name>.json for a plugin target. The library path is
-# relative to the manifest: ../../../lib/loom/plugins/lib<target>.so holds in
-# the build tree and under an install prefix alike.
+# loom_write_manifest(<target> NAME <name> DEVICE_TYPES <type>... [PRIORITY <n>]
+#                     [DIR <manifest dir>] [LIBRARY_PATH <path> | LIB_DIR <dir>])
+# Writes <DIR>/<name>.json in the registry's format (file_format 1.0) for
+# the plugin library lib<target>.so. LIBRARY_PATH is taken as written
+# (relative to the manifest); otherwise it is the path from DIR to
+# LIB_DIR/lib<target>.so. DIR and LIB_DIR default to the build tree's
+# LOOM_MANIFEST_DIR and LOOM_PLUGIN_LIB_DIR.
 function(loom_write_manifest target)
-  cmake_parse_arguments(P "" "NAME;PRIORITY;DIR;LIBRARY_PATH" "DEVICE_TYPES" ${ARGN})
+  cmake_parse_arguments(P "" "NAME;PRIORITY;DIR;LIB_DIR;LIBRARY_PATH" "DEVICE_TYPES" ${ARGN})
+  foreach(_required NAME DEVICE_TYPES)
+    if(NOT P_${_required})
+      message(FATAL_ERROR "loom_write_manifest(${target}): ${_required} is required")
+    endif()
+  endforeach()
+  if(NOT DEFINED P_PRIORITY)
+    set(P_PRIORITY 0)
+  endif()
   if(NOT P_DIR)
     set(P_DIR ${LOOM_MANIFEST_DIR})
   endif()
+  if(NOT P_LIB_DIR)
+    set(P_LIB_DIR ${LOOM_PLUGIN_LIB_DIR})
+  endif()
   if(NOT P_LIBRARY_PATH)
-    set(P_LIBRARY_PATH "../../../${CMAKE_INSTALL_LIBDIR}/loom/plugins/lib${target}.so")
-    if(NOT CMAKE_INSTALL_LIBDIR STREQUAL "lib")
-      # Build tree always uses lib/; keep one manifest valid for both.
-      set(P_LIBRARY_PATH "../../../lib/loom/plugins/lib${target}.so")
-    endif()
+    file(RELATIVE_PATH P_LIBRARY_PATH ${P_DIR} ${P_LIB_DIR}/lib${target}.so)
   endif()
   set(types "")
   foreach(t IN LISTS P_DEVICE_TYPES)
@@ -43,7 +143,7 @@ function(loom_write_manifest target)
     endif()
     string(APPEND types "\"${t}\"")
   endforeach()
-  file(WRITE ${P_DIR}/${P_NAME}.json
+  set(content
 "{
   \"file_format_version\": \"1.0\",
   \"plugin\": {
@@ -55,4 +155,6 @@ function(loom_write_manifest target)
   }
 }
 ")
+  # Rewrite only on change, so a re-configure does not touch the file.
+  file(CONFIGURE OUTPUT ${P_DIR}/${P_NAME}.json CONTENT "${content}" @ONLY)
 endfunction()

@@ -88,16 +88,22 @@ std::vector<fs::path> manifests_in(const SearchEntry& entry) {
 
 namespace {
 
-// <dir of libloom_registry.so>/<lib-to-data>/loom/plugins, or "" when the
-// library cannot find itself.
-std::string install_prefix_dir() {
+// The directory holding libloom_registry.so, or "" when the library cannot
+// find itself.
+fs::path registry_library_dir() {
   std::error_code ec;
   fs::path self = boost::dll::this_line_location(ec);
   if (ec || self.empty()) {
     debugf("cannot locate the loom_registry library: ", ec.message());
     return {};
   }
-  return (self.parent_path() / LOOM_REGISTRY_LIB_TO_DATA / "loom" / "plugins").lexically_normal().string();
+  return self.parent_path();
+}
+
+// <dir of libloom_registry.so>/<lib-to-data>/loom/plugins, or "".
+std::string install_prefix_dir(const fs::path& lib_dir) {
+  if (lib_dir.empty()) return {};
+  return (lib_dir / LOOM_REGISTRY_LIB_TO_DATA / "loom" / "plugins").lexically_normal().string();
 }
 
 std::string user_data_dir() {
@@ -126,9 +132,13 @@ std::vector<SearchEntry> default_search_path() {
     }
   }
   entries.push_back(SearchEntry{user_data_dir(), "user data dir", false});
-  entries.push_back(SearchEntry{install_prefix_dir(), "install prefix", false});
-#ifdef LOOM_REGISTRY_BUILD_MANIFEST_DIR
-  entries.push_back(SearchEntry{LOOM_REGISTRY_BUILD_MANIFEST_DIR, "build tree", false});
+  const fs::path lib_dir = registry_library_dir();
+  entries.push_back(SearchEntry{install_prefix_dir(lib_dir), "install prefix", false});
+#if defined(LOOM_REGISTRY_BUILD_MANIFEST_DIR) && defined(LOOM_REGISTRY_BUILD_LIB_DIR)
+  // Only while this library runs from the build tree: an installed (or
+  // packaged) loom must never pick up plugins from the tree it was built in.
+  if (!lib_dir.empty() && path_key(lib_dir) == path_key(LOOM_REGISTRY_BUILD_LIB_DIR))
+    entries.push_back(SearchEntry{LOOM_REGISTRY_BUILD_MANIFEST_DIR, "build tree", false});
 #endif
   return dedup_search_path(std::move(entries));
 }

@@ -23,7 +23,8 @@
 //   2. the user's data dir: $XDG_DATA_HOME/loom/plugins or
 //      ~/.local/share/loom/plugins;
 //   3. the install prefix: <dir of libloom_registry>/../share/loom/plugins;
-//   4. the build tree's manifest directory.
+//   4. the build tree's manifest directory, only while this library runs
+//      from the build tree (an installed loom never looks there).
 // Missing directories are skipped, a directory is scanned once, and when two
 // manifests carry the same plugin name the first one found wins (a manifest
 // that cannot be read is listed as Failed but shadows nothing).

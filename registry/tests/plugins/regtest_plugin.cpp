@@ -6,6 +6,10 @@
 //   REGTEST_NO_DEVICES  same, but reports 0 devices with a reason
 //   REGTEST_INIT_FAILS  registers its device type, then init returns an error
 //   REGTEST_BAD_ABI     LoomPluginInfo says abi_major = LOOM_ABI_MAJOR + 1
+//   REGTEST_NEWER_MINOR as OK, but built "for the next minor": abi_minor is
+//                       LOOM_ABI_MINOR + 1 and its LoomPluginInfo and device
+//                       table are larger than this host's, with poison in
+//                       the fields the host does not know
 #include <loom/plugin.hpp>
 
 #include <cstdlib>
@@ -15,6 +19,7 @@
 #define REGTEST_NO_DEVICES 1
 #define REGTEST_INIT_FAILS 2
 #define REGTEST_BAD_ABI 3
+#define REGTEST_NEWER_MINOR 4
 
 #ifndef REGTEST_MODE
 #define REGTEST_MODE REGTEST_OK
@@ -45,9 +50,18 @@ void identity(const LoomKernelCall& call) {
   if (n) std::memcpy(loom::plugin::data_ptr<char>(out), loom::plugin::data_ptr<const char>(in), n);
 }
 
+// A table from a newer minor: today's fields plus one appended slot this
+// host has never heard of. The host must copy only what it knows.
+struct NewerDeviceTypeDesc {
+  LoomDeviceTypeDesc known;
+  void* future_slot;
+};
+
 [[maybe_unused]] void init(loom::plugin::Registrar& r) {
-  LoomDeviceTypeDesc d{};
-  d.struct_size = sizeof d;
+  static NewerDeviceTypeDesc newer{};
+  LoomDeviceTypeDesc& d = newer.known;
+  d.struct_size = REGTEST_MODE == REGTEST_NEWER_MINOR ? sizeof newer : sizeof d;
+  newer.future_slot = reinterpret_cast<void*>(0x10);  // poison: never to be called
   d.name = REGTEST_DEVICE_TYPE;
   d.flags = LOOM_DEVICE_HOST_MEMORY;
   d.device_count = &device_count;
@@ -76,6 +90,25 @@ extern "C" LOOM_PLUGIN_EXPORT const LoomPluginInfo* loom_plugin_entry(void) {
   static const LoomPluginInfo info = {sizeof(LoomPluginInfo), LOOM_ABI_MAJOR + 1, 0,
                                       REGTEST_NAME, "0.0.1-regtest", &bad_abi_init};
   return &info;
+}
+#elif REGTEST_MODE == REGTEST_NEWER_MINOR
+static LoomError* newer_minor_init(const LoomHostApi* api) noexcept {
+  return loom::plugin::guard([&] {
+    loom::plugin::Registrar registrar(api);
+    init(registrar);
+  });
+}
+// LoomPluginInfo of the next minor: one appended field, poisoned.
+struct NewerPluginInfo {
+  LoomPluginInfo known;
+  void* future_field;
+};
+extern "C" LOOM_PLUGIN_EXPORT const LoomPluginInfo* loom_plugin_entry(void) {
+  static const NewerPluginInfo info = {
+      {sizeof(NewerPluginInfo), LOOM_ABI_MAJOR, LOOM_ABI_MINOR + 1, REGTEST_NAME, "0.0.1-regtest",
+       &newer_minor_init},
+      reinterpret_cast<void*>(0x20)};
+  return &info.known;
 }
 #else
 LOOM_PLUGIN(REGTEST_NAME, "0.0.1-regtest", init)

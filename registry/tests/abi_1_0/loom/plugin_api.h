@@ -1,0 +1,454 @@
+/*
+ * FROZEN: plugin_api/loom/plugin_api.h exactly as ABI 1.0 shipped it (commit
+ * 251e066), kept only for registry/tests/abi_compat_test.cpp: a plugin
+ * compiled against it must keep loading and running on every later 1.x host.
+ * Never edit it to follow today's header; what differs is what
+ * plugin_api/CHANGELOG.md lists since 1.0.
+ */
+/*
+ * loom/plugin_api.h — the loom device-plugin ABI. Pure C99, depends on nothing.
+ *
+ * This header IS the contract between the loom core (the "host") and a device
+ * plugin (a shared library loaded at run time). A plugin built against
+ * ABI major M keeps working with every host of major M, whatever the minor.
+ *
+ * ---------------------------------------------------------------------------
+ * Life of a plugin
+ * ---------------------------------------------------------------------------
+ *  1. The host finds a JSON manifest naming the library, loads it and looks up
+ *     ONE symbol, `loom_plugin_entry` (LOOM_PLUGIN_ENTRY_SYMBOL), of type
+ *     LoomPluginEntryFn.
+ *  2. It calls the entry, gets a LoomPluginInfo*, refuses the plugin when
+ *     `abi_major != LOOM_ABI_MAJOR` of the host, then calls `info->init(host)`.
+ *  3. During init the plugin registers, through the LoomHostApi table:
+ *     device types (allocator, copies, synchronize, streams/events),
+ *     op schemas (`op_def`), kernels (`kernel_register`, the "impl" verb) and
+ *     boxed fallbacks (`fallback_register`). Registrations are staged and take
+ *     effect only when init returns NULL; an init that returns an error leaves
+ *     no trace in the dispatcher.
+ *  4. A loaded library stays resident until process exit: storage, kernels and
+ *     error objects that came from it may outlive any handle to it.
+ *
+ * ---------------------------------------------------------------------------
+ * Versioning rules (LOOM_ABI_MAJOR / LOOM_ABI_MINOR)
+ * ---------------------------------------------------------------------------
+ *  - MINOR bump: appending a field at the END of a struct, appending a
+ *    function slot to a table, adding an enum value, adding a flag bit.
+ *    Nothing is ever removed, reordered, retyped or given a new meaning.
+ *  - MAJOR bump: anything else. The host refuses plugins of another major.
+ *  - Every struct that may grow begins with `size_t struct_size`, set by its
+ *    producer to sizeof(the struct it was compiled with). A reader uses only
+ *    the fields that struct_size covers (LOOM_STRUCT_HAS) and treats the rest
+ *    as absent/zero. So an old plugin (smaller structs) works on a new host,
+ *    and a new plugin must check LOOM_STRUCT_HAS before calling a host slot
+ *    that an older host may lack.
+ *  - Small frozen value types (LoomDevice, LoomValue) never grow; they carry
+ *    no struct_size. A change to them is a major bump.
+ *  - Every change is recorded in plugin_api/CHANGELOG.md.
+ *
+ * ---------------------------------------------------------------------------
+ * Conventions
+ * ---------------------------------------------------------------------------
+ *  - Errors are values: every fallible call returns `LoomError*`, NULL on
+ *    success. No C++ exception ever crosses this boundary (loom/plugin.hpp
+ *    wraps plugin entry points in a catch-all guard).
+ *  - Enum-valued fields are fixed-width integers; the enum constants are
+ *    the only valid values.
+ *  - Strings are NUL-terminated UTF-8 unless a field says (pointer, length).
+ *  - "optional" slots may be NULL. Each pointer field states its owner and
+ *    lifetime; "borrowed for the call" means valid only until the call returns.
+ */
+#ifndef LOOM_PLUGIN_API_H
+#define LOOM_PLUGIN_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LOOM_ABI_MAJOR 1
+#define LOOM_ABI_MINOR 0
+
+/* The one symbol a plugin exports. */
+#define LOOM_PLUGIN_ENTRY_SYMBOL "loom_plugin_entry"
+
+#if defined(_WIN32)
+#define LOOM_PLUGIN_EXPORT __declspec(dllexport)
+#else
+#define LOOM_PLUGIN_EXPORT __attribute__((visibility("default")))
+#endif
+
+/* True when the struct at `ptr` (whose struct_size its producer set) is large
+ * enough to contain `field` of `type`. */
+#define LOOM_STRUCT_HAS(ptr, type, field)                                    \
+  ((ptr)->struct_size >= offsetof(type, field) + sizeof(((type*)0)->field))
+
+/* ======================================================================== */
+/* Status and errors                                                        */
+/* ======================================================================== */
+
+/* Values of LoomError.code. */
+enum {
+  LOOM_STATUS_OK = 0,               /* never carried by an error object */
+  LOOM_STATUS_INVALID_ARGUMENT = 1, /* bad shape, dtype, value, or schema */
+  LOOM_STATUS_OUT_OF_MEMORY = 2,    /* allocation failed; message has sizes */
+  LOOM_STATUS_UNSUPPORTED = 3,      /* a kernel declines this case: the host
+                                       then tries the composite or fallback */
+  LOOM_STATUS_NOT_FOUND = 4,        /* unknown op, device type, symbol */
+  LOOM_STATUS_DEVICE_ERROR = 5,     /* the device or its driver failed */
+  LOOM_STATUS_INTERNAL = 6          /* a bug, or an exception caught at the
+                                       boundary */
+};
+
+/* An error travels as a pointer to this struct. Whoever RECEIVES an error
+ * (as a return value) owns it and must call `destroy` exactly once; the
+ * code that made it supplies `destroy`, so either side may create errors. */
+typedef struct LoomError {
+  size_t struct_size;
+  int32_t code;        /* LOOM_STATUS_*, never LOOM_STATUS_OK */
+  const char* message; /* NUL-terminated, owned by the error, valid until
+                          destroy */
+  void (*destroy)(struct LoomError* self); /* frees the error and message */
+} LoomError;
+
+/* ======================================================================== */
+/* Data types                                                               */
+/* ======================================================================== */
+
+/* The single source of truth for dtypes; the C++ and Python views are
+ * generated from it. X(CppName, python_name, code, dlpack_type_code, bits).
+ * `code` is the ABI value and never changes; new dtypes are appended.
+ * dlpack_type_code is DLDataTypeCode (kDLInt=0, kDLUInt=1, kDLFloat=2,
+ * kDLBfloat=4, kDLBool=6) and with `bits` and lanes=1 gives DLDataType. */
+#define LOOM_DTYPE_LIST(X)             \
+  X(Bool, bool, 0, 6, 8)               \
+  X(UInt8, uint8, 1, 1, 8)             \
+  X(Int8, int8, 2, 0, 8)               \
+  X(Int16, int16, 3, 0, 16)            \
+  X(Int32, int32, 4, 0, 32)            \
+  X(Int64, int64, 5, 0, 64)            \
+  X(Float16, float16, 6, 2, 16)        \
+  X(BFloat16, bfloat16, 7, 4, 16)      \
+  X(Float32, float32, 8, 2, 32)        \
+  X(Float64, float64, 9, 2, 64)
+
+enum {
+  LOOM_DTYPE_BOOL = 0,
+  LOOM_DTYPE_UINT8 = 1,
+  LOOM_DTYPE_INT8 = 2,
+  LOOM_DTYPE_INT16 = 3,
+  LOOM_DTYPE_INT32 = 4,
+  LOOM_DTYPE_INT64 = 5,
+  LOOM_DTYPE_FLOAT16 = 6,   /* IEEE binary16 */
+  LOOM_DTYPE_BFLOAT16 = 7,  /* upper half of a binary32 */
+  LOOM_DTYPE_FLOAT32 = 8,
+  LOOM_DTYPE_FLOAT64 = 9,
+  LOOM_DTYPE_COUNT = 10     /* grows with a minor bump */
+};
+
+/* Bit for `code` in a dtype mask (LoomKernelDesc.dtypes). */
+#define LOOM_DTYPE_BIT(code) (UINT64_C(1) << (code))
+
+/* ======================================================================== */
+/* Devices and tensor descriptors                                           */
+/* ======================================================================== */
+
+/* A device: `type` is the id the host assigned when the device type was
+ * registered (see device_type_register); it is NOT a fixed enum and differs
+ * between processes. `index` is the ordinal within that type. Frozen. */
+typedef struct LoomDevice {
+  int32_t type;
+  int32_t index;
+} LoomDevice;
+
+/* A tensor argument, laid out field for field like DLPack's DLTensor so a
+ * kernel reads everything directly (no host call per argument).
+ * The element at multi-index (i0..in-1) lives at
+ *   (char*)data + byte_offset + itemsize * sum(ik * strides[k]).
+ * All pointers are borrowed for the duration of the kernel call. */
+typedef struct LoomTensorDesc {
+  size_t struct_size;
+  void* data;             /* base of the storage allocation on `device`;
+                             may be NULL when the tensor has no elements */
+  LoomDevice device;
+  int32_t ndim;           /* -1 marks an absent optional tensor ("Tensor?")*/
+  int32_t dtype;          /* LOOM_DTYPE_* */
+  const int64_t* shape;   /* ndim entries */
+  const int64_t* strides; /* ndim entries, in ELEMENTS (never NULL); 0 means
+                             the dimension is broadcast */
+  uint64_t byte_offset;   /* from `data` to the first element */
+} LoomTensorDesc;
+
+/* ======================================================================== */
+/* Non-tensor arguments                                                     */
+/* ======================================================================== */
+
+/* Values of LoomValue.kind. */
+enum {
+  LOOM_VALUE_NONE = 0,        /* an absent optional ("int? dim=None") */
+  LOOM_VALUE_BOOL = 1,        /* u.i is 0 or 1 */
+  LOOM_VALUE_INT = 2,         /* u.i */
+  LOOM_VALUE_FLOAT = 3,       /* u.f */
+  LOOM_VALUE_INT_LIST = 4,    /* u.ints */
+  LOOM_VALUE_FLOAT_LIST = 5,  /* u.floats */
+  LOOM_VALUE_STRING = 6,      /* u.str, (pointer, length), not NUL-terminated
+                                 necessarily */
+  LOOM_VALUE_DTYPE = 7,       /* u.i is a LOOM_DTYPE_* */
+  LOOM_VALUE_DEVICE = 8,      /* u.device */
+  LOOM_VALUE_TENSOR_LIST = 9  /* u.i = number of tensors; they are the next
+                                 u.i entries of LoomKernelCall.inputs at this
+                                 argument's place in schema order */
+};
+
+/* One non-tensor argument. Frozen layout; pointers borrowed for the call. */
+typedef struct LoomValue {
+  int32_t kind; /* LOOM_VALUE_* */
+  int32_t reserved; /* zero */
+  union {
+    int64_t i;
+    double f;
+    struct { const int64_t* data; int64_t size; } ints;
+    struct { const double* data; int64_t size; } floats;
+    struct { const char* data; int64_t size; } str;
+    LoomDevice device;
+  } u;
+} LoomValue;
+
+/* ======================================================================== */
+/* Kernels                                                                  */
+/* ======================================================================== */
+
+/* Opaque handle to an op of the catalog; valid until process exit. */
+typedef struct LoomOp LoomOp;
+
+/* Everything a kernel gets. Kernels are "out" kernels: the host has already
+ * validated the arguments, computed output shapes and dtypes, allocated
+ * `outputs` on the target device, broadcast the inputs to the output shape
+ * where the op broadcasts (strides of 0), and cast them to the op's compute
+ * dtype. An in-place op's output aliases its mutated input.
+ * Every pointer is borrowed for the call. */
+typedef struct LoomKernelCall {
+  size_t struct_size;
+  const LoomOp* op;              /* the op being run (names it for boxed
+                                    kernels and messages) */
+  const LoomTensorDesc* inputs;  /* the Tensor arguments, in schema order
+                                    (Tensor[] arguments flattened in place,
+                                    see LOOM_VALUE_TENSOR_LIST) */
+  int32_t num_inputs;
+  int32_t num_outputs;
+  const LoomTensorDesc* outputs; /* the results, in schema order */
+  const LoomValue* values;       /* the non-tensor arguments, in schema
+                                    order, defaults filled in, dims already
+                                    wrapped to be non-negative */
+  int32_t num_values;
+  int32_t reserved;              /* zero */
+  void* stream;                  /* the device stream to run on; NULL for
+                                    devices without streams */
+  void* kernel_data;             /* the `kernel_data` given at registration */
+} LoomKernelCall;
+
+/* A kernel, and also a boxed fallback (which reads call->op to learn what to
+ * run). Returns NULL on success. Returning LOOM_STATUS_UNSUPPORTED declines
+ * the case: the host then tries the op's composite form or the fallback. */
+typedef LoomError* (*LoomKernelFn)(const LoomKernelCall* call);
+
+/* Values for LoomKernelDesc.flags. */
+enum {
+  /* The kernel needs every input and output contiguous (row-major, no
+   * offset restrictions). The host makes inputs contiguous first and gives
+   * contiguous outputs, copying back when the real output is not. */
+  LOOM_KERNEL_CONTIGUOUS_ONLY = 1u << 0
+};
+
+/* A kernel registration: "impl" of op x device type. The host copies the
+ * strings; the function and data must live until exit. */
+typedef struct LoomKernelDesc {
+  size_t struct_size;
+  const char* op;          /* op name as in its schema, e.g. "add" */
+  const char* device_type; /* e.g. "cpu"; registered by this or an earlier
+                              plugin */
+  LoomKernelFn fn;
+  void* kernel_data;       /* handed back in LoomKernelCall.kernel_data */
+  uint64_t dtypes;         /* mask of LOOM_DTYPE_BIT(compute dtype) the kernel
+                              takes; 0 means every dtype. Other dtypes go to
+                              the fallback. */
+  uint32_t flags;          /* LOOM_KERNEL_* */
+  int32_t line;            /* where it was registered, for messages */
+  const char* file;        /* optional */
+} LoomKernelDesc;
+
+/* A boxed fallback for every op on one device type that has no kernel of its
+ * own there. Without one, a non-CPU device uses the host's CPU fallback
+ * (copy arguments to CPU, run the CPU kernel, copy results back). */
+typedef struct LoomFallbackDesc {
+  size_t struct_size;
+  const char* device_type;
+  LoomKernelFn fn;         /* call->op names the op */
+  void* kernel_data;
+  int32_t line;
+  const char* file;        /* optional */
+} LoomFallbackDesc;
+
+/* Output description written by an op's infer function. */
+typedef struct LoomOutputSpec {
+  size_t struct_size;
+  int32_t dtype;       /* out: LOOM_DTYPE_* */
+  int32_t ndim;        /* out: <= shape_capacity */
+  int64_t* shape;      /* out: host-owned buffer of shape_capacity entries */
+  int32_t shape_capacity;
+} LoomOutputSpec;
+
+/* Computes the outputs of a plugin-defined op from its arguments.
+ * `call->outputs` is NULL; `specs` has one entry per schema return. */
+typedef LoomError* (*LoomInferFn)(const LoomKernelCall* call,
+                                  LoomOutputSpec* specs, int32_t num_specs,
+                                  void* infer_data);
+
+/* A new op ("def"). The host parses `schema`, e.g.
+ *   "scale(Tensor self, float factor=1.0) -> Tensor"
+ * and copies it. */
+typedef struct LoomOpDef {
+  size_t struct_size;
+  const char* schema;
+  LoomInferFn infer;   /* optional: NULL means every output has the
+                          broadcast shape of the tensor inputs and the
+                          promoted dtype of them */
+  void* infer_data;
+  int32_t line;
+  const char* file;    /* optional */
+} LoomOpDef;
+
+/* ======================================================================== */
+/* Device types                                                             */
+/* ======================================================================== */
+
+/* Values for LoomDeviceTypeDesc.flags. */
+enum {
+  /* Device memory is ordinary host memory the host may read and write
+   * directly (the CPU device). */
+  LOOM_DEVICE_HOST_MEMORY = 1u << 0
+};
+
+/* Everything the host needs to manage memory on one device type. Every
+ * function gets `device_data` back. Strings are copied by the host; the
+ * table itself and `device_data` must live until exit. Copies with a
+ * non-NULL stream may be asynchronous on devices with streams. */
+typedef struct LoomDeviceTypeDesc {
+  size_t struct_size;
+  const char* name;  /* lower-case identifier: "cpu", "cuda", "sim" */
+  void* device_data; /* owned by the plugin */
+  uint32_t flags;    /* LOOM_DEVICE_* */
+  int32_t reserved;  /* zero */
+
+  /* Number of devices now; 0 is valid (no hardware, no driver). */
+  int32_t (*device_count)(void* device_data);
+  /* optional: why device_count is 0, e.g. "no CUDA driver"; plugin-owned
+   * static or long-lived string. */
+  const char* (*unavailable_reason)(void* device_data);
+
+  /* Allocate `nbytes` (may be 0) on device `index`; *out_ptr receives the
+   * block (may be NULL for 0 bytes). Failure must be an error with code
+   * LOOM_STATUS_OUT_OF_MEMORY whose message states the sizes. */
+  LoomError* (*allocate)(void* device_data, int32_t index, size_t nbytes,
+                         void** out_ptr);
+  /* Release a block from `allocate`, with the same size. Never fails. */
+  void (*deallocate)(void* device_data, int32_t index, void* ptr,
+                     size_t nbytes);
+
+  /* Raw byte copies between host memory and the device. */
+  LoomError* (*copy_to_host)(void* device_data, int32_t index, void* host_dst,
+                             const void* device_src, size_t nbytes,
+                             void* stream);
+  LoomError* (*copy_from_host)(void* device_data, int32_t index,
+                               void* device_dst, const void* host_src,
+                               size_t nbytes, void* stream);
+  /* optional: between two devices of this type (or within one). Without it
+   * the host stages through host memory. */
+  LoomError* (*copy_on_device)(void* device_data, int32_t dst_index,
+                               void* dst, int32_t src_index, const void* src,
+                               size_t nbytes, void* stream);
+  /* optional: wait until all work queued on device `index` is done. */
+  LoomError* (*synchronize)(void* device_data, int32_t index);
+
+  /* optional, all or none: streams. A stream is an opaque plugin pointer. */
+  LoomError* (*stream_create)(void* device_data, int32_t index,
+                              void** out_stream);
+  void (*stream_destroy)(void* device_data, int32_t index, void* stream);
+  LoomError* (*stream_synchronize)(void* device_data, int32_t index,
+                                   void* stream);
+
+  /* optional, all or none: events, for ordering and timing. */
+  LoomError* (*event_create)(void* device_data, int32_t index,
+                             void** out_event);
+  void (*event_destroy)(void* device_data, int32_t index, void* event);
+  LoomError* (*event_record)(void* device_data, int32_t index, void* event,
+                             void* stream);
+  LoomError* (*event_synchronize)(void* device_data, int32_t index,
+                                  void* event);
+  LoomError* (*event_elapsed_ms)(void* device_data, int32_t index,
+                                 void* start_event, void* end_event,
+                                 float* out_ms);
+} LoomDeviceTypeDesc;
+
+/* ======================================================================== */
+/* The host table and the plugin entry                                      */
+/* ======================================================================== */
+
+/* Opaque host context: pass it back to every host function. */
+typedef struct LoomHost LoomHost;
+
+/* Log levels for LoomHostApi.log. */
+enum { LOOM_LOG_DEBUG = 0, LOOM_LOG_INFO = 1, LOOM_LOG_WARNING = 2,
+       LOOM_LOG_ERROR = 3 };
+
+/* What the host offers a plugin. Owned by the host; the table and `host`
+ * stay valid until exit. The registration slots may only be called during
+ * init (later they return LOOM_STATUS_INVALID_ARGUMENT). */
+typedef struct LoomHostApi {
+  size_t struct_size;
+  uint32_t abi_major; /* the host's LOOM_ABI_MAJOR */
+  uint32_t abi_minor; /* the host's LOOM_ABI_MINOR */
+  LoomHost* host;
+
+  /* Register a device type; *out_type receives its id (LoomDevice.type).
+   * Fails if another plugin already provides a type of that name. */
+  LoomError* (*device_type_register)(LoomHost* host,
+                                     const LoomDeviceTypeDesc* desc,
+                                     int32_t* out_type);
+  /* "def": add an op to the catalog. */
+  LoomError* (*op_def)(LoomHost* host, const LoomOpDef* def);
+  /* "impl": register a kernel for (op, device type). Fails on an unknown op
+   * or device type, naming it. */
+  LoomError* (*kernel_register)(LoomHost* host, const LoomKernelDesc* desc);
+  /* "fallback": a boxed kernel for every op on one device type. */
+  LoomError* (*fallback_register)(LoomHost* host,
+                                  const LoomFallbackDesc* desc);
+  /* The op's name, e.g. "add"; host-owned, valid until exit. */
+  const char* (*op_name)(const LoomOp* op);
+  /* The op's full schema string; host-owned, valid until exit. */
+  const char* (*op_schema)(const LoomOp* op);
+  /* Emit a message through the host's logger. Never fails. */
+  void (*log)(LoomHost* host, int32_t level, const char* message);
+} LoomHostApi;
+
+/* What the entry symbol returns. Plugin-owned, static, valid until exit. */
+typedef struct LoomPluginInfo {
+  size_t struct_size;
+  uint32_t abi_major;  /* LOOM_ABI_MAJOR the plugin was built with */
+  uint32_t abi_minor;  /* LOOM_ABI_MINOR the plugin was built with */
+  const char* name;    /* e.g. "cpu"; should match the manifest's name */
+  const char* version; /* the plugin's own version, free-form */
+  /* Register everything. `api` is valid until exit. Return NULL on
+   * success; on error nothing the plugin registered takes effect. */
+  LoomError* (*init)(const LoomHostApi* api);
+} LoomPluginInfo;
+
+typedef const LoomPluginInfo* (*LoomPluginEntryFn)(void);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* LOOM_PLUGIN_API_H */
