@@ -12,7 +12,8 @@ element i is (i - 2) / 2 for floats, i - 2 for signed, i for unsigned, i % 2 for
   empty.safetensors              no tensors: "{}" padded to 8 bytes
   metadata_only.safetensors      no tensors, {"__metadata__": {"framework": "pt"}}
 
-Run it from this folder: /usr/bin/python3 make_fixtures.py
+Run it from this folder: /usr/bin/python3 make_fixtures.py (io_python_crosscheck.py imports
+SPECS and value() from here).
 """
 import json
 import struct
@@ -61,11 +62,16 @@ def write(path, tensors, metadata=None, metadata_first=False):
         f.write(struct.pack("<Q", len(head)) + head + b"".join(t[3] for t in tensors))
 
 
-write("python_state_dict.safetensors",
-      [(name, code, shape, tensor_bytes(code, shape)) for name, code, shape in SPECS],
-      {"written_by": "make_fixtures.py", "epoch": "3"})
-write("python_tensor.safetensors", [("__tensor__", "F32", [2, 3], tensor_bytes("F32", [2, 3]))])
-write("reference_layout.safetensors",
-      [("attn.0", "F32", [1, 2, 3], b"".join(struct.pack("<f", v) for v in range(6)))])
-write("empty.safetensors", [])
-write("metadata_only.safetensors", [], {"framework": "pt"}, metadata_first=True)
+def main():
+    write("python_state_dict.safetensors",
+          [(name, code, shape, tensor_bytes(code, shape)) for name, code, shape in SPECS],
+          {"written_by": "make_fixtures.py", "epoch": "3"})
+    write("python_tensor.safetensors", [("__tensor__", "F32", [2, 3], tensor_bytes("F32", [2, 3]))])
+    write("reference_layout.safetensors",
+          [("attn.0", "F32", [1, 2, 3], b"".join(struct.pack("<f", v) for v in range(6)))])
+    write("empty.safetensors", [])
+    write("metadata_only.safetensors", [], {"framework": "pt"}, metadata_first=True)
+
+
+if __name__ == "__main__":
+    main()
