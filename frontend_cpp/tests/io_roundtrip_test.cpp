@@ -194,4 +194,5 @@ TEST_CASE("io: tensors on another device are saved and loaded there", "[io]") {
   }
   loom::io::save(path, loom::ones({2}).to(sim));
   CHECK(loom::io::load_tensor(path, sim).device() == sim);
+  CHECK(loom::io::load(path, "sim").at("__tensor__").device() == sim);  // a device name converts
 }
