@@ -3,7 +3,13 @@
 
 #include <loom/dtype.h>
 
+#include <bit>
+
 namespace loom::io::detail {
+
+// Tensor bytes are copied to and from files as they sit in memory; the
+// format is little-endian.
+static_assert(std::endian::native == std::endian::little, "loom::io assumes a little-endian host");
 
 // X(loom DType, safetensors name, rank): rank is the dtype's position in the
 // safetensors library's `Dtype` enum (BOOL < U8 < I8 < ... < F64 < I64),
