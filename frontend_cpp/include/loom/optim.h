@@ -14,3 +14,5 @@
 #include <loom/optim/optimizer.h>
 #include <loom/optim/rmsprop.h>
 #include <loom/optim/sgd.h>
+#include <loom/optim/clip_grad.h>
+#include <loom/optim/lr_scheduler.h>

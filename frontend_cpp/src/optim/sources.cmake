@@ -5,4 +5,7 @@ target_sources(loom PRIVATE
   src/optim/sgd.cpp
   src/optim/adam.cpp
   src/optim/rmsprop.cpp
-  src/optim/adagrad.cpp)
+  src/optim/adagrad.cpp
+  src/optim/lr_scheduler.cpp
+  src/optim/one_cycle_lr.cpp
+  src/optim/clip_grad.cpp)
