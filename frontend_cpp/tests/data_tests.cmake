@@ -1,2 +1,3 @@
 # Tests of loom::data (included by CMakeLists.txt in this folder).
-target_sources(loom_frontend_tests PRIVATE)
+target_sources(loom_frontend_tests PRIVATE
+  data_loader_test.cpp)

@@ -1,5 +1,6 @@
-// loom/data.h — loom::data (being written; see the C++ frontend issue).
+// loom/data.h — loom::data: Dataset, TensorDataset and DataLoader (batching,
+// seeded shuffling, background prefetching threads).
 #pragma once
 
-#include <loom/state_dict.h>
-#include <loom/tensor.h>
+#include <loom/data/data_loader.h>
+#include <loom/data/dataset.h>

@@ -1,0 +1,79 @@
+// adam.cpp — Adam and AdamW (formulas in loom/optim/adam.h).
+//
+// Per parameter this is 7 ops (PyTorch 1.13 uses 8 or more): lerp_ updates
+// both running averages, and the bias corrections and eps fold into scalars:
+//   lr/bc1 * m / (sqrt(v)/sqrt(bc2) + eps) = lr*sqrt(bc2)/bc1 * m / (sqrt(v) + eps*sqrt(bc2)).
+#include <loom/autograd.h>
+#include <loom/optim/adam.h>
+
+#include <cmath>
+
+#include "update_helpers.h"
+
+namespace loom::optim {
+
+void AdamOptions::visit(const OptionVisitor& f) {
+  f("lr", lr_);
+  f("beta1", betas_.first);
+  f("beta2", betas_.second);
+  f("eps", eps_);
+  f("weight_decay", weight_decay_);
+  detail::visit_flag(f, "amsgrad", amsgrad_);
+  detail::visit_flag(f, "maximize", maximize_);
+}
+
+Adam::Adam(std::vector<ParamGroup> groups, const AdamOptions& defaults) : Adam(std::move(groups), defaults, false) {}
+
+Adam::Adam(std::vector<ParamGroup> groups, const AdamOptions& defaults, bool decoupled_weight_decay)
+    : Optimizer(std::move(groups), defaults.clone()), decoupled_weight_decay_(decoupled_weight_decay) {
+  const char* name = decoupled_weight_decay ? "AdamW" : "Adam";
+  for (const auto& group : param_groups()) {
+    const auto& o = static_cast<const AdamOptions&>(group.options());
+    detail::check_option(o.lr() >= 0, name, "lr", o.lr());
+    detail::check_option(o.eps() >= 0, name, "eps", o.eps());
+    detail::check_option(o.betas().first >= 0 && o.betas().first < 1, name, "beta1", o.betas().first);
+    detail::check_option(o.betas().second >= 0 && o.betas().second < 1, name, "beta2", o.betas().second);
+    detail::check_option(o.weight_decay() >= 0, name, "weight_decay", o.weight_decay());
+  }
+}
+
+void Adam::step() {
+  autograd::NoGradGuard no_grad;
+  enum { kExpAvg, kExpAvgSq, kMaxExpAvgSq };
+  for (size_t g = 0; g < param_groups().size(); ++g) {
+    const ParamGroup& group = param_groups()[g];
+    const auto& o = static_cast<const AdamOptions&>(group.options());
+    const double lr = o.lr(), beta1 = o.betas().first, beta2 = o.betas().second;
+    const double wd = o.weight_decay();
+    for (size_t i = 0; i < group.params().size(); ++i) {
+      Tensor p = group.params()[i];
+      if (!p.grad().defined()) continue;
+      ParamState& s = state(g, i);
+      if (!s.initialized()) {
+        s.buffers = {zeros_like(p), zeros_like(p), o.amsgrad() ? zeros_like(p) : Tensor()};
+      }
+      if (decoupled_weight_decay_ && wd != 0) p.mul_(detail::number_like(1 - lr * wd, p));
+      const Tensor grad = detail::effective_grad(p, o.maximize(), decoupled_weight_decay_ ? 0 : wd);
+      const double step = s.step += 1;
+      Tensor& exp_avg = s.buffers[kExpAvg];
+      Tensor& exp_avg_sq = s.buffers[kExpAvgSq];
+      exp_avg.lerp_(grad, detail::number_like(1 - beta1, p));
+      exp_avg_sq.lerp_(grad.square(), detail::number_like(1 - beta2, p));
+      const double bias_correction1 = 1 - std::pow(beta1, step);
+      const double bias_correction2_sqrt = std::sqrt(1 - std::pow(beta2, step));
+      Tensor denom;
+      if (o.amsgrad()) {
+        Tensor& max_sq = s.buffers[kMaxExpAvgSq];
+        if (!max_sq.defined()) max_sq = zeros_like(p);  // amsgrad turned on after a step
+        max_sq.copy_(maximum(max_sq, exp_avg_sq));
+        denom = max_sq.sqrt();
+      } else {
+        denom = exp_avg_sq.sqrt();
+      }
+      denom.add_(detail::number_like(o.eps() * bias_correction2_sqrt, p));
+      p.add_(exp_avg.div(denom), -lr * bias_correction2_sqrt / bias_correction1);
+    }
+  }
+}
+
+}  // namespace loom::optim
