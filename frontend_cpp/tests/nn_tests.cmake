@@ -1,2 +1,3 @@
 # Tests of loom::nn (included by CMakeLists.txt in this folder).
-target_sources(loom_frontend_tests PRIVATE)
+target_sources(loom_frontend_tests PRIVATE
+  nn_module_test.cpp)

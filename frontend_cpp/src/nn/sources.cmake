@@ -1,2 +1,9 @@
 # Sources of loom::nn (owned by that area; included by ../../CMakeLists.txt).
-target_sources(loom PRIVATE)
+target_sources(loom PRIVATE
+  src/nn/activation.cpp
+  src/nn/container.cpp
+  src/nn/functional.cpp
+  src/nn/init.cpp
+  src/nn/linear.cpp
+  src/nn/module.cpp
+  src/nn/module_state.cpp)
