@@ -1,3 +1,4 @@
 # Tests of loom::nn (included by CMakeLists.txt in this folder).
 target_sources(loom_frontend_tests PRIVATE
+  nn_layers_test.cpp
   nn_module_test.cpp)

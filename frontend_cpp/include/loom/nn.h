@@ -15,9 +15,13 @@
 
 #include <loom/nn/activation.h>
 #include <loom/nn/container.h>
+#include <loom/nn/conv.h>
+#include <loom/nn/dropout.h>
 #include <loom/nn/functional.h>
 #include <loom/nn/holder.h>
 #include <loom/nn/init.h>
 #include <loom/nn/linear.h>
 #include <loom/nn/loss.h>
 #include <loom/nn/module.h>
+#include <loom/nn/normalization.h>
+#include <loom/nn/pooling.h>

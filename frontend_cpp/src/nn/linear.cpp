@@ -5,18 +5,16 @@
 
 #include <cmath>
 
-namespace loom::nn {
+#include "layer_util.h"
 
-namespace {
-const char* bool_str(bool b) { return b ? "True" : "False"; }
-}  // namespace
+namespace loom::nn {
 
 LinearImpl::LinearImpl(const LinearOptions& options_) : Module("Linear"), options(options_) {
   LOOM_CHECK(options.in_features() >= 0 && options.out_features() >= 0,
              "Linear: in_features and out_features must be >= 0, got ", options.in_features(), " and ",
              options.out_features());
-  weight = register_parameter("weight", empty({options.out_features(), options.in_features()}));
-  if (options.bias()) bias = register_parameter("bias", empty({options.out_features()}));
+  weight = register_parameter("weight", loom::empty({options.out_features(), options.in_features()}));
+  if (options.bias()) bias = register_parameter("bias", loom::empty({options.out_features()}));
   reset_parameters();
 }
 
@@ -32,20 +30,20 @@ void LinearImpl::reset_parameters() {
 Tensor LinearImpl::forward(const Tensor& input) {
   LOOM_CHECK(input.dim() >= 1 && input.size(-1) == options.in_features(), "Linear: expected input "
              "with last dim ", options.in_features(), ", got shape ", shape_str(input.sizes()));
-  return linear(input, weight, bias.defined() ? std::optional<Tensor>(bias) : std::nullopt);
+  return linear(input, weight, detail::optional_bias(bias));
 }
 
 std::string LinearImpl::extra_repr() const {
   return loom::detail::cat("in_features=", options.in_features(), ", out_features=", options.out_features(),
-                     ", bias=", bool_str(options.bias()));
+                     ", bias=", detail::py_bool(options.bias()));
 }
 
 BilinearImpl::BilinearImpl(const BilinearOptions& options_) : Module("Bilinear"), options(options_) {
   LOOM_CHECK(options.in1_features() > 0 && options.in2_features() > 0 && options.out_features() > 0,
              "Bilinear: feature sizes must be > 0");
   weight = register_parameter(
-      "weight", empty({options.out_features(), options.in1_features(), options.in2_features()}));
-  if (options.bias()) bias = register_parameter("bias", empty({options.out_features()}));
+      "weight", loom::empty({options.out_features(), options.in1_features(), options.in2_features()}));
+  if (options.bias()) bias = register_parameter("bias", loom::empty({options.out_features()}));
   reset_parameters();
 }
 
@@ -74,7 +72,7 @@ Tensor BilinearImpl::forward(const Tensor& input1, const Tensor& input2) {
 
 std::string BilinearImpl::extra_repr() const {
   return loom::detail::cat("in1_features=", options.in1_features(), ", in2_features=", options.in2_features(),
-                     ", out_features=", options.out_features(), ", bias=", bool_str(options.bias()));
+                     ", out_features=", options.out_features(), ", bias=", detail::py_bool(options.bias()));
 }
 
 std::string FlattenImpl::extra_repr() const {

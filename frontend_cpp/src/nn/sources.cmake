@@ -2,8 +2,12 @@
 target_sources(loom PRIVATE
   src/nn/activation.cpp
   src/nn/container.cpp
+  src/nn/conv.cpp
+  src/nn/dropout.cpp
   src/nn/functional.cpp
   src/nn/init.cpp
   src/nn/linear.cpp
   src/nn/module.cpp
-  src/nn/module_state.cpp)
+  src/nn/module_state.cpp
+  src/nn/normalization.cpp
+  src/nn/pooling.cpp)
