@@ -87,3 +87,23 @@ probs = torch.sigmoid(a)
 t01 = (b > 0).float()
 show("binary_cross_entropy", F.binary_cross_entropy(probs, t01))
 show("bce_with_logits(pos_weight)", F.binary_cross_entropy_with_logits(a, t01, pos_weight=torch.tensor([1.0, 2.0, 3.0])))
+
+# Attention
+torch.manual_seed(0)
+mha = nn.MultiheadAttention(4, 2, batch_first=True)
+fill_params(mha)
+q, k = pattern((2, 3, 4), 130), pattern((2, 2, 4), 131)
+out, wts = mha(q, k, k)
+show("MHA(4,2,batch_first) out", out)
+show("MHA(4,2,batch_first) weights", wts)
+kpm = torch.tensor([[False, True], [False, False]])
+out, _ = mha(q, k, k, key_padding_mask=kpm, need_weights=False)
+show("MHA key_padding_mask out", out)
+print("// MHA keys", [n for n, _ in mha.named_parameters()])
+
+for norm_first, act in ((False, "relu"), (True, "gelu")):
+    enc = nn.TransformerEncoderLayer(4, 2, dim_feedforward=6, dropout=0.0, activation=act,
+                                     batch_first=True, norm_first=norm_first)
+    fill_params(enc)
+    show(f"TransformerEncoderLayer(norm_first={norm_first}, {act})", enc(pattern((2, 3, 4), 132)))
+print("// encoder keys", list(enc.state_dict().keys()))

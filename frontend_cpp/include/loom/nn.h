@@ -14,6 +14,7 @@
 #include <loom/tensor.h>
 
 #include <loom/nn/activation.h>
+#include <loom/nn/attention.h>
 #include <loom/nn/container.h>
 #include <loom/nn/conv.h>
 #include <loom/nn/dropout.h>
@@ -25,3 +26,4 @@
 #include <loom/nn/module.h>
 #include <loom/nn/normalization.h>
 #include <loom/nn/pooling.h>
+#include <loom/nn/transformer.h>

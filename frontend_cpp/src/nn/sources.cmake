@@ -1,6 +1,7 @@
 # Sources of loom::nn (owned by that area; included by ../../CMakeLists.txt).
 target_sources(loom PRIVATE
   src/nn/activation.cpp
+  src/nn/attention.cpp
   src/nn/container.cpp
   src/nn/conv.cpp
   src/nn/dropout.cpp
@@ -10,4 +11,5 @@ target_sources(loom PRIVATE
   src/nn/module.cpp
   src/nn/module_state.cpp
   src/nn/normalization.cpp
-  src/nn/pooling.cpp)
+  src/nn/pooling.cpp
+  src/nn/transformer.cpp)
