@@ -41,25 +41,33 @@ struct SoftmaxOptions {
   LOOM_ARG(int64_t, dim);
 };
 
-class SoftmaxImpl : public Module {
+using LogSoftmaxOptions = SoftmaxOptions;
+
+namespace detail {
+// Softmax and LogSoftmax: `fn` along options.dim.
+template <Tensor (*Fn)(const Tensor&, int64_t, std::optional<DType>)>
+class SoftmaxBase : public Module {
  public:
-  explicit SoftmaxImpl(const SoftmaxOptions& options) : Module("Softmax"), options(options) {}
-  Tensor forward(const Tensor& input) { return loom::softmax(input, options.dim()); }
+  Tensor forward(const Tensor& input) { return Fn(input, options.dim(), std::nullopt); }
   std::string extra_repr() const override { return "dim=" + std::to_string(options.dim()); }
 
   SoftmaxOptions options;
+
+ protected:
+  SoftmaxBase(const char* type_name, const SoftmaxOptions& options)
+      : Module(type_name), options(options) {}
+};
+}  // namespace detail
+
+class SoftmaxImpl : public detail::SoftmaxBase<&loom::softmax> {
+ public:
+  explicit SoftmaxImpl(const SoftmaxOptions& options) : SoftmaxBase("Softmax", options) {}
 };
 LOOM_MODULE(Softmax);
 
-using LogSoftmaxOptions = SoftmaxOptions;
-
-class LogSoftmaxImpl : public Module {
+class LogSoftmaxImpl : public detail::SoftmaxBase<&loom::log_softmax> {
  public:
-  explicit LogSoftmaxImpl(const LogSoftmaxOptions& options) : Module("LogSoftmax"), options(options) {}
-  Tensor forward(const Tensor& input) { return loom::log_softmax(input, options.dim()); }
-  std::string extra_repr() const override { return "dim=" + std::to_string(options.dim()); }
-
-  LogSoftmaxOptions options;
+  explicit LogSoftmaxImpl(const LogSoftmaxOptions& options) : SoftmaxBase("LogSoftmax", options) {}
 };
 LOOM_MODULE(LogSoftmax);
 
