@@ -66,6 +66,16 @@ void TensorImpl::resize_contiguous(IntArrayRef sizes) {
   contiguous_ = true;
 }
 
+void TensorImpl::set_data_from(const TensorImpl& src) {
+  storage_ = src.storage_;
+  sizes_ = src.sizes_;
+  strides_ = src.strides_;
+  storage_offset_ = src.storage_offset_;
+  numel_ = src.numel_;
+  dtype_ = src.dtype_;
+  contiguous_ = src.contiguous_;
+}
+
 LoomTensorDesc TensorImpl::desc() const {
   LoomTensorDesc d;
   d.struct_size = sizeof d;

@@ -63,6 +63,11 @@ class TensorImpl : public detail::RefCounted, public detail::Pooled<TensorImpl> 
   // to this impl sees the new shape, views of the old storage keep it.
   void resize_contiguous(IntArrayRef sizes);
 
+  // Takes `src`'s storage, dtype and geometry, keeping this impl (so every
+  // handle to it, an optimizer's included, sees the new data) and its
+  // autograd record. Tensor::set_data is the public, checked entry.
+  void set_data_from(const TensorImpl& src);
+
   // --- autograd state (core/src/autograd/) ----------------------------------
   // True when this tensor is a leaf that requires grad or has a grad_fn; a
   // view also requires grad when its base does. The dispatcher's only
@@ -241,6 +246,11 @@ class Tensor {
   // The same data and shape, outside the graph (shares the version counter).
   Tensor detach() const;
   Tensor& detach_();
+  // Makes this tensor use `data`'s memory, dtype, device and shape, keeping
+  // its identity, requires_grad and .grad (torch's `param.data = data`):
+  // how Module::to moves parameters that optimizers already hold. Only for
+  // leaves that are not views (others are refused).
+  Tensor& set_data(const Tensor& data);
   // Keep .grad for a non-leaf after backward.
   void retain_grad();
   bool retains_grad() const;

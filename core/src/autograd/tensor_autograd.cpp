@@ -74,6 +74,30 @@ Tensor& Tensor::detach_() {
   return *this;
 }
 
+Tensor& Tensor::set_data(const Tensor& data) {
+  TensorImpl* impl = checked();
+  LOOM_CHECK(data.defined(), "set_data: the new data is an undefined tensor");
+  LOOM_CHECK(is_leaf(), "set_data: only a leaf's data can be replaced; this tensor has grad_fn ",
+             grad_fn()->name());
+  LOOM_CHECK(!impl->view_base(), "set_data: can't replace the data of a view");
+  LOOM_CHECK(!requires_grad() || data.is_floating_point(),
+             "set_data: a tensor that requires grad needs floating-point data, got ", name(data.dtype()));
+  if (data.impl() == impl) return *this;
+  const bool same_meta = data.dtype() == dtype() && data.device() == device() && data.sizes() == sizes();
+  impl->set_data_from(*data.impl());
+  // The leaf's AccumulateGrad remembers its dtype, device and shape (the
+  // engine casts gradients to them): a changed leaf needs a fresh one, as
+  // torch's set_data resets its grad accumulator.
+  if (AutogradMeta* m = impl->autograd_meta(); m && !same_meta) {
+    std::lock_guard<std::mutex> lock(autograd::detail::accumulator_mutex());
+    if (!m->grad_accumulator_owner) return *this;
+    static_cast<autograd::AccumulateGrad&>(*m->grad_accumulator_owner).leaf_gone();
+    m->grad_accumulator.store(nullptr, std::memory_order_release);
+    m->grad_accumulator_owner.reset();
+  }
+  return *this;
+}
+
 void Tensor::retain_grad() {
   LOOM_CHECK(requires_grad(), "retain_grad: can't retain_grad on a tensor that does not require grad");
   if (is_leaf()) return;  // leaves keep .grad anyway

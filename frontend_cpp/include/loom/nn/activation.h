@@ -1,0 +1,74 @@
+// loom/nn/activation.h — elementwise activations and (log-)softmax as
+// modules: ReLU, GELU, SiLU, Sigmoid, Tanh, Softmax, LogSoftmax.
+#pragma once
+
+#include <loom/nn/module.h>
+#include <loom/ops.h>
+
+namespace loom::nn {
+
+#define LOOM_DEFINE_ACTIVATION(Name, fn)                              \
+  class Name##Impl : public Module {                                  \
+   public:                                                            \
+    Name##Impl() : Module(#Name) {}                                   \
+    Tensor forward(const Tensor& input) { return loom::fn(input); }   \
+  };                                                                  \
+  LOOM_MODULE(Name)
+
+LOOM_DEFINE_ACTIVATION(ReLU, relu);
+LOOM_DEFINE_ACTIVATION(SiLU, silu);
+LOOM_DEFINE_ACTIVATION(Sigmoid, sigmoid);
+LOOM_DEFINE_ACTIVATION(Tanh, tanh);
+#undef LOOM_DEFINE_ACTIVATION
+
+struct GELUOptions {
+  // "none" (the exact erf form) or "tanh" (the approximation).
+  LOOM_ARG(std::string, approximate) = "none";
+};
+
+class GELUImpl : public Module {
+ public:
+  explicit GELUImpl(const GELUOptions& options = {});
+  Tensor forward(const Tensor& input) { return loom::gelu(input, options.approximate()); }
+  std::string extra_repr() const override { return "approximate='" + options.approximate() + "'"; }
+
+  GELUOptions options;
+};
+LOOM_MODULE(GELU);
+
+struct SoftmaxOptions {
+  SoftmaxOptions(int64_t dim) : dim_(dim) {}  // NOLINT: Softmax(1) reads well
+  LOOM_ARG(int64_t, dim);
+};
+
+using LogSoftmaxOptions = SoftmaxOptions;
+
+namespace detail {
+// Softmax and LogSoftmax: `fn` along options.dim.
+template <Tensor (*Fn)(const Tensor&, int64_t, std::optional<DType>)>
+class SoftmaxBase : public Module {
+ public:
+  Tensor forward(const Tensor& input) { return Fn(input, options.dim(), std::nullopt); }
+  std::string extra_repr() const override { return "dim=" + std::to_string(options.dim()); }
+
+  SoftmaxOptions options;
+
+ protected:
+  SoftmaxBase(const char* type_name, const SoftmaxOptions& options)
+      : Module(type_name), options(options) {}
+};
+}  // namespace detail
+
+class SoftmaxImpl : public detail::SoftmaxBase<&loom::softmax> {
+ public:
+  explicit SoftmaxImpl(const SoftmaxOptions& options) : SoftmaxBase("Softmax", options) {}
+};
+LOOM_MODULE(Softmax);
+
+class LogSoftmaxImpl : public detail::SoftmaxBase<&loom::log_softmax> {
+ public:
+  explicit LogSoftmaxImpl(const LogSoftmaxOptions& options) : SoftmaxBase("LogSoftmax", options) {}
+};
+LOOM_MODULE(LogSoftmax);
+
+}  // namespace loom::nn

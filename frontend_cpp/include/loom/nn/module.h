@@ -1,0 +1,149 @@
+// loom/nn/module.h — the base of every layer: a tree of named parameters,
+// buffers and submodules (torch::nn::Module, with PyTorch's state_dict keys).
+//
+//   struct NetImpl : loom::nn::Module {
+//     NetImpl() : Module("Net") {
+//       fc = register_module("fc", loom::nn::Linear(4, 2));
+//       scale = register_parameter("scale", loom::ones({2}));
+//     }
+//     loom::Tensor forward(const loom::Tensor& x) { return fc(x) * scale; }
+//     loom::nn::Linear fc{nullptr};
+//     loom::Tensor scale;
+//   };
+//   LOOM_MODULE(Net);
+//
+// Tensors are handles, so the member `scale` and the registered entry are
+// the same tensor. Module::to() changes parameters in place (set_data), so
+// those handles — and optimizers holding them — follow the move.
+#pragma once
+
+#include <loom/device.h>
+#include <loom/dtype.h>
+#include <loom/nn/holder.h>
+#include <loom/state_dict.h>
+#include <loom/tensor.h>
+
+#include <functional>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace loom::nn {
+
+// (name, tensor) pairs in registration order; names are dotted paths.
+using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
+
+class Module : public std::enable_shared_from_this<Module> {
+ public:
+  // `type_name` is what printing shows ("Linear"); default "Module".
+  explicit Module(std::string type_name = "Module");
+  virtual ~Module() = default;
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+
+  const std::string& name() const { return type_name_; }
+
+  // ---- registration (each returns what it registered) -------------------------
+  // A parameter: a leaf that requires grad (when `requires_grad` and the
+  // dtype is floating). An undefined tensor registers nothing (an absent
+  // bias, PyTorch's None). Names must be new, non-empty and dot-free.
+  Tensor register_parameter(std::string name, Tensor tensor, bool requires_grad = true);
+  // A buffer: state that is not trained (running means, counters). Non-
+  // persistent buffers are moved by to() but left out of state_dict().
+  Tensor register_buffer(std::string name, Tensor tensor, bool persistent = true);
+  // A submodule, given as a holder or a shared_ptr; returns it as given.
+  template <class Holder>
+    requires std::is_base_of_v<ModuleHolder<typename Holder::ContainedType>, Holder>
+  Holder register_module(std::string name, Holder holder) {
+    add_child(std::move(name), holder.ptr());
+    return holder;
+  }
+  template <class M>
+    requires std::is_base_of_v<Module, M>
+  std::shared_ptr<M> register_module(std::string name, std::shared_ptr<M> module) {
+    add_child(std::move(name), module);
+    return module;
+  }
+
+  // ---- traversal -------------------------------------------------------------------
+  std::vector<Tensor> parameters(bool recurse = true) const;
+  NamedTensors named_parameters(bool recurse = true) const;
+  std::vector<Tensor> buffers(bool recurse = true) const;
+  NamedTensors named_buffers(bool recurse = true) const;
+  std::vector<std::shared_ptr<Module>> children() const;
+  const std::vector<std::pair<std::string, std::shared_ptr<Module>>>& named_children() const {
+    return children_;
+  }
+  // This module (first, named "") and every descendant, depth first.
+  std::vector<std::shared_ptr<Module>> modules();
+  std::vector<std::pair<std::string, std::shared_ptr<Module>>> named_modules();
+  // Calls fn on every submodule (children first) and then on this one.
+  Module& apply(const std::function<void(Module&)>& fn);
+
+  // ---- mode ---------------------------------------------------------------------------
+  // Training mode (dropout active, batch norm uses and updates batch
+  // statistics) for this module and all descendants.
+  virtual void train(bool on = true);
+  void eval() { train(false); }
+  bool is_training() const { return training_; }
+
+  // ---- device and dtype ---------------------------------------------------------------
+  // Moves / casts every parameter, gradient and buffer in place (dtype
+  // changes only floating-point tensors, as PyTorch). Tensor identities
+  // are kept, so optimizers built before the move still work.
+  Module& to(Device device);
+  Module& to(DType dtype);
+  Module& to(Device device, DType dtype);
+
+  // Clears every parameter's .grad (set_to_none) or fills it with zeros.
+  void zero_grad(bool set_to_none = true);
+
+  // ---- state ----------------------------------------------------------------------------
+  // Parameters and persistent buffers under PyTorch's keys ("0.weight",
+  // "bn.running_mean"); the tensors share memory with the module (detached).
+  StateDict state_dict() const;
+  // Copies every entry into the module's tensor of that key (under
+  // no-grad, in place). Shapes and dtypes must match; `strict` also
+  // requires the same key set. Every problem is listed in one loom::Error.
+  void load_state_dict(const StateDict& state, bool strict = true);
+
+  // ---- printing -------------------------------------------------------------------------
+  // What goes between the parentheses of this module's line
+  // ("in_features=4, out_features=2, bias=true"); empty by default.
+  virtual std::string extra_repr() const { return ""; }
+  // PyTorch-style multi-line repr of the tree.
+  void pretty_print(std::ostream& os, int indent = 0) const;
+
+ protected:
+  bool training_ = true;
+
+ private:
+  struct Entry {
+    std::string name;
+    Tensor tensor;
+    bool persistent = true;
+  };
+  void add_child(std::string name, std::shared_ptr<Module> module);
+  void check_new_name(const std::string& name, const char* what) const;
+  void collect(const std::string& prefix, bool recurse, bool want_buffers, bool persistent_only,
+               NamedTensors& out) const;
+  void collect_modules(const std::string& prefix,
+                       std::vector<std::pair<std::string, std::shared_ptr<Module>>>& out);
+  // Applies fn to every parameter/buffer tensor, replacing its data in place.
+  void convert(const std::function<Tensor(const Tensor&)>& fn);
+
+  std::string type_name_;
+  std::vector<Entry> parameters_;
+  std::vector<Entry> buffers_;
+  std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
+};
+
+std::ostream& operator<<(std::ostream& os, const Module& module);
+template <class Impl>
+std::ostream& operator<<(std::ostream& os, const ModuleHolder<Impl>& holder) {
+  return os << *holder;
+}
+
+}  // namespace loom::nn

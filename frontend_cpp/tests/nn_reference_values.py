@@ -1,0 +1,109 @@
+"""Prints the expected values pasted into nn_layers_test.cpp / nn_transformer_test.cpp.
+
+Run with Debian's python3-torch: /usr/bin/python3 nn_reference_values.py
+Every parameter and input comes from pattern() (the C++ tests compute the
+same numbers), so no random state is shared between the two.
+"""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+torch.set_printoptions(precision=8)
+
+
+def pattern(shape, salt, scale=1.0):
+    n = 1
+    for s in shape:
+        n *= s
+    vals = [(((j * 7 + salt * 3 + 1) % 13) / 6.0 - 1.0) * scale for j in range(n)]
+    return torch.tensor(vals, dtype=torch.float32).reshape(shape)
+
+
+def fill_params(module):
+    with torch.no_grad():
+        for i, (_, p) in enumerate(module.named_parameters()):
+            p.copy_(pattern(p.shape, i, 0.5))
+
+
+def show(name, t):
+    vals = ", ".join(f"{v:.7g}" for v in t.detach().reshape(-1).tolist())
+    print(f"// {name} {list(t.shape)}\n{{{vals}}}")
+
+
+def layer(name, m, *inputs):
+    fill_params(m)
+    out = m(*inputs)
+    show(name, out)
+    return out
+
+
+x23 = pattern((2, 3), 100)
+layer("Linear(3,2)", nn.Linear(3, 2), x23)
+layer("Bilinear(3,2,2)", nn.Bilinear(3, 2, 2), x23, pattern((2, 2), 101))
+layer("Conv1d(2,3,2,padding=1)", nn.Conv1d(2, 3, 2, padding=1), pattern((1, 2, 4), 102))
+layer("Conv2d(2,2,3,stride=2,padding=1)", nn.Conv2d(2, 2, 3, stride=2, padding=1), pattern((1, 2, 5, 5), 103))
+layer("Conv2d(4,2,(1,2),groups=2,bias=False)", nn.Conv2d(4, 2, (1, 2), groups=2, bias=False),
+      pattern((1, 4, 2, 3), 104))
+layer("ConvTranspose2d(2,3,3,stride=2,padding=1,output_padding=1)",
+      nn.ConvTranspose2d(2, 3, 3, stride=2, padding=1, output_padding=1), pattern((1, 2, 2, 2), 105))
+layer("LayerNorm([4])", nn.LayerNorm([4]), pattern((2, 4), 106))
+layer("GroupNorm(2,4)", nn.GroupNorm(2, 4), pattern((2, 4, 3), 107))
+layer("GELU(tanh)", nn.GELU(approximate="tanh"), x23)
+layer("SiLU", nn.SiLU(), x23)
+layer("Softmax(1)", nn.Softmax(1), x23)
+layer("LogSoftmax(0)", nn.LogSoftmax(0), x23)
+p4 = pattern((1, 1, 4, 5), 108)
+layer("MaxPool2d(2)", nn.MaxPool2d(2), p4)
+layer("AvgPool2d(3,stride=2,padding=1)", nn.AvgPool2d(3, stride=2, padding=1), p4)
+layer("AdaptiveAvgPool2d((2,3))", nn.AdaptiveAvgPool2d((2, 3)), p4)
+
+bn = nn.BatchNorm1d(3)
+fill_params(bn)
+b1, b2 = pattern((4, 3), 109), pattern((4, 3), 110)
+show("BatchNorm1d train out 1", bn(b1))
+bn(b2)
+show("BatchNorm1d running_mean", bn.running_mean)
+show("BatchNorm1d running_var", bn.running_var)
+bn.eval()
+show("BatchNorm1d eval out", bn(b1))
+bn2 = nn.BatchNorm2d(2, momentum=None)
+fill_params(bn2)
+bn2(pattern((2, 2, 2, 2), 111))
+bn2(pattern((2, 2, 2, 2), 112))
+show("BatchNorm2d(momentum=None) running_var", bn2.running_var)
+
+# Losses
+logits = pattern((3, 4), 120)
+tgt = torch.tensor([1, 0, 3])
+w = torch.tensor([1.0, 2.0, 0.5, 1.5])
+show("cross_entropy(weight, label_smoothing=0.1)", F.cross_entropy(logits, tgt, weight=w, label_smoothing=0.1))
+show("cross_entropy(ignore_index=0, sum)", F.cross_entropy(logits, tgt, ignore_index=0, reduction="sum"))
+show("nll_loss(none)", F.nll_loss(F.log_softmax(logits, 1), tgt, reduction="none"))
+a, b = pattern((2, 3), 121), pattern((2, 3), 125, 0.7)
+show("mse_loss", F.mse_loss(a, b))
+show("l1_loss(sum)", F.l1_loss(a, b, reduction="sum"))
+show("smooth_l1_loss(beta=0.5)", F.smooth_l1_loss(a, b, beta=0.5))
+probs = torch.sigmoid(a)
+t01 = (b > 0).float()
+show("binary_cross_entropy", F.binary_cross_entropy(probs, t01))
+show("bce_with_logits(pos_weight)", F.binary_cross_entropy_with_logits(a, t01, pos_weight=torch.tensor([1.0, 2.0, 3.0])))
+
+# Attention
+torch.manual_seed(0)
+mha = nn.MultiheadAttention(4, 2, batch_first=True)
+fill_params(mha)
+q, k = pattern((2, 3, 4), 130), pattern((2, 2, 4), 131)
+out, wts = mha(q, k, k)
+show("MHA(4,2,batch_first) out", out)
+show("MHA(4,2,batch_first) weights", wts)
+kpm = torch.tensor([[False, True], [False, False]])
+out, _ = mha(q, k, k, key_padding_mask=kpm, need_weights=False)
+show("MHA key_padding_mask out", out)
+print("// MHA keys", [n for n, _ in mha.named_parameters()])
+
+for norm_first, act in ((False, "relu"), (True, "gelu")):
+    enc = nn.TransformerEncoderLayer(4, 2, dim_feedforward=6, dropout=0.0, activation=act,
+                                     batch_first=True, norm_first=norm_first)
+    fill_params(enc)
+    show(f"TransformerEncoderLayer(norm_first={norm_first}, {act})", enc(pattern((2, 3, 4), 132)))
+print("// encoder keys", list(enc.state_dict().keys()))
