@@ -68,6 +68,15 @@ def main():
         t = loom.load(os.path.join(d, "tensor.safetensors"))
         errors.append(mismatch("C++ tensor", "F32", [2, 3], t) if isinstance(t, loom.Tensor) else "C++ tensor: not a tensor")
 
+        # Both writers follow the safetensors library's layout: the same tensors give the same bytes.
+        same = os.path.join(d, "py_same.safetensors")
+        loom.save({name: make(code, shape) for name, code, shape in SPECS}, same, metadata={"from": "c++"})
+        if open(same, "rb").read() != open(os.path.join(d, "state_dict.safetensors"), "rb").read():
+            errors.append("Python's file for the same state dict differs from C++'s byte for byte")
+        loom.save(make("F32", [2, 3]), same)
+        if open(same, "rb").read() != open(os.path.join(d, "tensor.safetensors"), "rb").read():
+            errors.append("Python's single-tensor file differs from C++'s byte for byte")
+
         # Python writes, C++ reads.
         loom.save({name: make(code, shape) for name, code, shape in SPECS},
                   os.path.join(d, "py_state_dict.safetensors"), metadata={"from": "python"})

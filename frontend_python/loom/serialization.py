@@ -31,6 +31,13 @@ _DTYPES = {
     "I16": ("int16", "<i2", 2), "I8": ("int8", "i1", 1), "U8": ("uint8", "u1", 1), "BOOL": ("bool", "?", 1),
 }
 _CODE_OF = {loom_name: code for code, (loom_name, _, _) in _DTYPES.items()}
+# Each dtype's position in the safetensors library's Dtype enum, which orders the tensors in a
+# file (the same table as frontend_cpp/src/io/safetensors_dtypes.h).
+_RANK = {"BOOL": 0, "U8": 1, "I8": 2, "I16": 5, "F16": 7, "BF16": 8, "I32": 9, "F32": 11, "F64": 12, "I64": 13}
+
+
+def _rank(t):
+    return _RANK.get(_CODE_OF.get(_dtype_name(t.dtype)), -1)
 
 
 def _dtype_name(dtype):
@@ -65,8 +72,12 @@ def save(obj, f, metadata=None):
     if structure is not None:
         meta[STRUCTURE_KEY] = json.dumps(structure, separators=(",", ":"))
 
+    # The safetensors library's layout, so files are byte-identical to its own and to
+    # loom::io's: "__metadata__" first, then tensors by descending dtype rank, then name.
     header, blobs, offset = {}, [], 0
-    for name, t in tensors.items():
+    if meta:
+        header["__metadata__"] = {k: meta[k] for k in sorted(meta)}
+    for name, t in sorted(tensors.items(), key=lambda kv: (-_rank(kv[1]), kv[0])):
         code = _CODE_OF.get(_dtype_name(t.dtype))
         if code is None:
             raise TypeError("cannot save tensor {!r} of dtype {}".format(name, t.dtype))
@@ -74,10 +85,8 @@ def save(obj, f, metadata=None):
         header[name] = {"dtype": code, "shape": list(t.shape), "data_offsets": [offset, offset + len(data)]}
         blobs.append(data)
         offset += len(data)
-    if meta:
-        header["__metadata__"] = meta
 
-    head = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    head = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
     head += b" " * (-len(head) % 8)  # align the data to 8 bytes, as the reference writer does
     _write(f, [struct.pack("<Q", len(head)), head] + blobs)
 
