@@ -117,15 +117,9 @@ std::string best_device_type() {
   return "cpu";
 }
 
-int run_training_sample(const Recipe& recipe, int argc, char** argv) {
-  Flags flags;
-  try {
-    flags = parse_flags(recipe, argc, argv);
-  } catch (const std::invalid_argument& e) {
-    if (*e.what()) std::cerr << recipe.name << ": " << e.what() << "\n";
-    std::cerr << usage(recipe);
-    return 2;
-  }
+namespace {
+
+int train_save_reload(const Recipe& recipe, const Flags& flags) {
   loom::Device device(flags.device);
   loom::manual_seed(flags.seed);
 
@@ -194,6 +188,25 @@ int run_training_sample(const Recipe& recipe, int argc, char** argv) {
     return 1;
   }
   return 0;
+}
+
+}  // namespace
+
+int run_training_sample(const Recipe& recipe, int argc, char** argv) {
+  Flags flags;
+  try {
+    flags = parse_flags(recipe, argc, argv);
+  } catch (const std::invalid_argument& e) {
+    if (*e.what()) std::cerr << recipe.name << ": " << e.what() << "\n";
+    std::cerr << usage(recipe);
+    return 2;
+  }
+  try {
+    return train_save_reload(recipe, flags);
+  } catch (const std::exception& e) {  // loom::Error: a bad file, device, checkpoint ...
+    std::cerr << recipe.name << ": " << e.what() << "\n";
+    return 1;
+  }
 }
 
 }  // namespace loom_samples

@@ -9,26 +9,22 @@
 
 #include <loom/loom.h>
 
-#include <iostream>
-
 namespace nn = loom::nn;
 namespace optim = loom::optim;
 
-int main(int argc, char** argv) try {
-  loom_samples::Recipe recipe;
-  recipe.name = "train_cnn";
-  recipe.default_epochs = 15;
-  recipe.example_shape = {1, 8, 8};  // one channel, 8x8 pixels
-  recipe.make_model = [] {
-    return nn::Sequential(nn::Conv2d(nn::Conv2dOptions(1, 16, 3).padding(1)), nn::ReLU(),
-                          nn::Conv2d(nn::Conv2dOptions(16, 32, 3).padding(1)), nn::ReLU(),
-                          nn::MaxPool2d(2), nn::Flatten(), nn::Linear(32 * 4 * 4, 10));
-  };
-  recipe.make_optimizer = [](std::vector<loom::Tensor> params) {
-    return std::make_unique<optim::SGD>(std::move(params), optim::SGDOptions(0.05).momentum(0.9));
+int main(int argc, char** argv) {
+  loom_samples::Recipe recipe{
+      .name = "train_cnn",
+      .default_epochs = 15,
+      .example_shape = {1, 8, 8},  // one channel, 8x8 pixels
+      .make_model = [] {
+        return nn::Sequential(nn::Conv2d(nn::Conv2dOptions(1, 16, 3).padding(1)), nn::ReLU(),
+                              nn::Conv2d(nn::Conv2dOptions(16, 32, 3).padding(1)), nn::ReLU(),
+                              nn::MaxPool2d(2), nn::Flatten(), nn::Linear(32 * 4 * 4, 10));
+      },
+      .make_optimizer = [](std::vector<loom::Tensor> params) {
+        return std::make_unique<optim::SGD>(std::move(params), optim::SGDOptions(0.05).momentum(0.9));
+      },
   };
   return loom_samples::run_training_sample(recipe, argc, argv);
-} catch (const std::exception& e) {
-  std::cerr << "train_cnn: " << e.what() << "\n";
-  return 1;
 }

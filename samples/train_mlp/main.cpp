@@ -8,25 +8,21 @@
 
 #include <loom/loom.h>
 
-#include <iostream>
-
 namespace nn = loom::nn;
 namespace optim = loom::optim;
 
-int main(int argc, char** argv) try {
-  loom_samples::Recipe recipe;
-  recipe.name = "train_mlp";
-  recipe.default_epochs = 20;
-  recipe.example_shape = {64};
-  recipe.make_model = [] {
-    return nn::Sequential(nn::Linear(64, 256), nn::ReLU(), nn::Linear(256, 256), nn::ReLU(),
-                          nn::Linear(256, 10));
-  };
-  recipe.make_optimizer = [](std::vector<loom::Tensor> params) {
-    return std::make_unique<optim::Adam>(std::move(params), optim::AdamOptions(1e-3));
+int main(int argc, char** argv) {
+  loom_samples::Recipe recipe{
+      .name = "train_mlp",
+      .default_epochs = 20,
+      .example_shape = {64},
+      .make_model = [] {
+        return nn::Sequential(nn::Linear(64, 256), nn::ReLU(), nn::Linear(256, 256), nn::ReLU(),
+                              nn::Linear(256, 10));
+      },
+      .make_optimizer = [](std::vector<loom::Tensor> params) {
+        return std::make_unique<optim::Adam>(std::move(params), optim::AdamOptions(1e-3));
+      },
   };
   return loom_samples::run_training_sample(recipe, argc, argv);
-} catch (const std::exception& e) {
-  std::cerr << "train_mlp: " << e.what() << "\n";
-  return 1;
 }
