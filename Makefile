@@ -9,9 +9,10 @@ SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # Debian packages the build and tests need. libtorch-dev is only the
 # benchmark peer (make bench), never a dependency of loom itself.
-# python3-sklearn is there only for its 8x8 digits file (the training samples).
+# python3-sklearn is there only for its 8x8 digits file (the training samples,
+# which read its gzip'd CSV with zlib).
 DEPS := cmake ninja-build g++ ccache \
-        libboost-dev nlohmann-json3-dev catch2 libdnnl-dev libbenchmark-dev \
+        libboost-dev nlohmann-json3-dev catch2 libdnnl-dev libbenchmark-dev zlib1g-dev \
         python3-dev pybind11-dev python3-numpy python3-pytest \
         python3-sklearn
 # OpenBLAS (OpenMP flavour, sharing loom's libgomp pool) is what Debian's
@@ -51,6 +52,9 @@ demo: build
 	@echo
 	@echo "== quickstart =="
 	@$(BUILD)/bin/quickstart
+	@echo
+	@echo "== train_mlp (8x8 digits) =="
+	@$(BUILD)/bin/train_mlp --out $(BUILD)/train_mlp.safetensors
 
 test: build deps-test
 	cd $(BUILD) && ctest -j $(JOBS) --output-on-failure --timeout 600
