@@ -9,6 +9,7 @@
 #include "conv.hpp"
 #include "conv_onednn_cache.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <unordered_map>
 
@@ -137,6 +138,10 @@ memory staged(const memory::desc& md, void* buf) { return memory(md, engine(), b
 
 }  // namespace
 
+// Multiply-adds below which a convolution runs on one thread (~100-200 us
+// of single-core work), like matmul_onednn.cpp's small GEMMs.
+constexpr int64_t kSerialConvMacs = int64_t{1} << 22;
+
 bool conv_onednn(const ConvProblem& p) {
   memory::data_type dt;
   switch (p.dtype) {
@@ -145,6 +150,9 @@ bool conv_onednn(const ConvProblem& p) {
     default: return false;
   }
   thread_local onednn::ScratchBuffer src_buf, wei_buf, dst_buf, bias_buf;
+  // Multiply-adds of the whole convolution; small ones run on this thread.
+  const int64_t macs = p.N * p.O * p.OH * p.OW * (p.C / std::max<int64_t>(1, p.groups)) * p.kH * p.kW;
+  const onednn::SerialBelow serial(macs, kSerialConvMacs);
   try {
     const auto e = cache().get(key_of(p), [&] { return build(p, dt); });
     if (!e->usable) return false;

@@ -11,6 +11,7 @@
 // Broadcast batch dims (stride 0 in loom) become size-1 dims, which oneDNN
 // broadcasts itself. oneDNN uses the same OpenMP runtime as the plugin.
 #include "common.hpp"
+#include "conv_onednn_cache.hpp"  // onednn::SerialBelow
 #include "matmul.hpp"
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -175,24 +176,6 @@ bool blas_operand(int64_t rows, int64_t cols, int64_t row_stride, int64_t col_st
 // of single-core work, the point where a second thread starts to pay.
 constexpr int64_t kSerialGemmMacs = int64_t{1} << 22;
 
-// While alive, oneDNN calls from this thread see one OpenMP thread when
-// `work` < `threshold` (omp_set_num_threads changes only this thread's
-// setting; the destructor restores it).
-class SerialBelow {
- public:
-  SerialBelow(int64_t work, int64_t threshold) : saved_(work < threshold ? omp_get_max_threads() : 0) {
-    if (saved_ > 1) omp_set_num_threads(1);
-  }
-  ~SerialBelow() {
-    if (saved_ > 1) omp_set_num_threads(saved_);
-  }
-  SerialBelow(const SerialBelow&) = delete;
-  SerialBelow& operator=(const SerialBelow&) = delete;
-
- private:
-  int saved_;
-};
-
 // One unbatched float32 GEMM: dnnl_sgemm directly. The matmul primitive
 // lands in the same JIT GEMM but adds its own dispatch, which measured ~7%
 // at 1024^3 (docs/benchmarks.md, "matmul").
@@ -205,7 +188,7 @@ bool sgemm_direct(const MatmulProblem& p) {
   // dnnl_sgemm spreads even a 32x256x256 GEMM over every OpenMP thread; for
   // small ones the team's wake-up (and, on a busy machine, its barrier) costs
   // more than the arithmetic, so they run on the calling thread only.
-  SerialBelow serial(p.M * p.N * p.K, kSerialGemmMacs);
+  const onednn::SerialBelow serial(p.M * p.N * p.K, kSerialGemmMacs);
   return dnnl_sgemm(a.trans, b.trans, p.M, p.N, p.K, 1.0f, static_cast<const float*>(p.a), a.ld,
                     static_cast<const float*>(p.b), b.ld, 0.0f, static_cast<float*>(p.c),
                     c.ld) == dnnl_success;
