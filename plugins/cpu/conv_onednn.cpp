@@ -138,9 +138,13 @@ memory staged(const memory::desc& md, void* buf) { return memory(md, engine(), b
 
 }  // namespace
 
-// Multiply-adds below which a convolution runs on one thread (~100-200 us
-// of single-core work), like matmul_onednn.cpp's small GEMMs.
-constexpr int64_t kSerialConvMacs = int64_t{1} << 22;
+// Multiply-adds below which a convolution runs on one thread: 2^25 is
+// ~1-2 ms of single-core work. Higher than matmul's bar because oneDNN's
+// convolutions synchronise their team with spinning barriers: with one other
+// busy process on this 2-core machine, a 9.4M-MAC convolution on two threads
+// made a whole CNN training step ~100 ms instead of ~2 ms, while on an idle
+// machine two threads saved under 10% (docs/benchmarks.md, "C++ training step").
+constexpr int64_t kSerialConvMacs = int64_t{1} << 25;
 
 bool conv_onednn(const ConvProblem& p) {
   memory::data_type dt;
