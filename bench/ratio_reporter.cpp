@@ -18,7 +18,7 @@ class RatioReporter : public benchmark::ConsoleReporter {
       if (r.run_type == Run::RT_Aggregate && r.aggregate_name != "median") continue;
       std::string name = r.benchmark_name();
       if (auto slash = name.find("_median"); slash != std::string::npos) name.erase(slash);
-      times_[name] = r.GetAdjustedRealTime();
+      times_[name] = {r.GetAdjustedRealTime(), benchmark::GetTimeUnitString(r.time_unit)};
     }
   }
   // Pairs every "<peer>_<case>" with "loom_<case>" measured in this run.
@@ -37,14 +37,19 @@ class RatioReporter : public benchmark::ConsoleReporter {
           std::printf("\nratios from this run (peer time / loom time; >1 means loom is faster):\n");
           header = true;
         }
-        std::printf("  %-7s %-24s %8.2fx   (%s %.1f ns, loom %.1f ns)\n", peer, case_name.c_str(),
-                    t / it->second, peer, t, it->second);
+        // Each time is in its benchmark's own unit (ns unless it set one).
+        std::printf("  %-7s %-24s %8.2fx   (%s %.1f %s, loom %.1f %s)\n", peer, case_name.c_str(),
+                    t.value / it->second.value, peer, t.value, t.unit, it->second.value, it->second.unit);
       }
     }
   }
 
  private:
-  std::map<std::string, double> times_;
+  struct Time {
+    double value;
+    const char* unit;
+  };
+  std::map<std::string, Time> times_;
 };
 
 }  // namespace

@@ -16,9 +16,16 @@ namespace loom::cpu {
 using plugin::BFloat16;
 using plugin::Half;
 
-// Below this many elements a loop runs on the calling thread: waking the
-// OpenMP team costs microseconds, and tiny tensors must pay nothing.
-inline constexpr int64_t kParallelGrain = 32768;
+// Below this many elements a loop runs on the calling thread, and each
+// extra thread gets at least this many. Waking the OpenMP team costs a few
+// microseconds on an idle machine, but on a busy one (more runnable threads
+// than cores) a parallel region waits for a descheduled worker while libgomp
+// spins: a 65536-element add measured 19.6 us on one thread and 11.5 ms on
+// two under load (docs/benchmarks.md, "C++ training step"). 256K float
+// elements is ~50-100 us of memory-bound work per thread, so fork/join stays
+// a few percent of it when idle, and mid-sized tensors (an MLP's weights,
+// an optimizer step) never risk the barrier.
+inline constexpr int64_t kParallelGrain = 262144;
 
 // ---------------------------------------------------------------- errors ---
 

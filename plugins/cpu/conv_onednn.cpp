@@ -9,6 +9,7 @@
 #include "conv.hpp"
 #include "conv_onednn_cache.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <unordered_map>
 
@@ -137,6 +138,14 @@ memory staged(const memory::desc& md, void* buf) { return memory(md, engine(), b
 
 }  // namespace
 
+// Multiply-adds below which a convolution runs on one thread: 2^25 is
+// ~1-2 ms of single-core work. Higher than matmul's bar because oneDNN's
+// convolutions synchronise their team with spinning barriers: with one other
+// busy process on this 2-core machine, a 9.4M-MAC convolution on two threads
+// made a whole CNN training step ~100 ms instead of ~2 ms, while on an idle
+// machine two threads saved under 10% (docs/benchmarks.md, "C++ training step").
+constexpr int64_t kSerialConvMacs = int64_t{1} << 25;
+
 bool conv_onednn(const ConvProblem& p) {
   memory::data_type dt;
   switch (p.dtype) {
@@ -145,6 +154,9 @@ bool conv_onednn(const ConvProblem& p) {
     default: return false;
   }
   thread_local onednn::ScratchBuffer src_buf, wei_buf, dst_buf, bias_buf;
+  // Multiply-adds of the whole convolution; small ones run on this thread.
+  const int64_t macs = p.N * p.O * p.OH * p.OW * (p.C / std::max<int64_t>(1, p.groups)) * p.kH * p.kW;
+  const onednn::SerialBelow serial(macs, kSerialConvMacs);
   try {
     const auto e = cache().get(key_of(p), [&] { return build(p, dt); });
     if (!e->usable) return false;

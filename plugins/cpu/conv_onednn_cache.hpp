@@ -7,6 +7,7 @@
 #pragma once
 
 #include <oneapi/dnnl/dnnl.hpp>
+#include <omp.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -23,6 +24,29 @@ inline const dnnl::engine& engine() {
   static const dnnl::engine* e = new dnnl::engine(dnnl::engine::kind::cpu, 0);
   return *e;
 }
+
+// While alive, oneDNN calls from this thread see one OpenMP thread when
+// `work` < `threshold`. oneDNN spreads even tiny GEMMs and convolutions over
+// every thread; below ~100 us of work the team's wake-up (and, on a busy
+// machine, its barrier waiting for a descheduled worker) costs more than
+// the arithmetic. omp_set_num_threads changes only this thread's setting;
+// the destructor restores it. Callers hold it across both building and
+// running a cached primitive (oneDNN may size its work split when built);
+// the decision depends only on the shape, which is in the cache key.
+class SerialBelow {
+ public:
+  SerialBelow(int64_t work, int64_t threshold) : saved_(work < threshold ? omp_get_max_threads() : 0) {
+    if (saved_ > 1) omp_set_num_threads(1);
+  }
+  ~SerialBelow() {
+    if (saved_ > 1) omp_set_num_threads(saved_);
+  }
+  SerialBelow(const SerialBelow&) = delete;
+  SerialBelow& operator=(const SerialBelow&) = delete;
+
+ private:
+  int saved_;
+};
 
 // One in-order stream per thread: streams are not shared between threads.
 inline dnnl::stream& thread_stream() {

@@ -11,6 +11,7 @@
 // Broadcast batch dims (stride 0 in loom) become size-1 dims, which oneDNN
 // broadcasts itself. oneDNN uses the same OpenMP runtime as the plugin.
 #include "common.hpp"
+#include "conv_onednn_cache.hpp"  // onednn::SerialBelow
 #include "matmul.hpp"
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -171,6 +172,10 @@ bool blas_operand(int64_t rows, int64_t cols, int64_t row_stride, int64_t col_st
   return false;
 }
 
+// Multiply-adds below which a GEMM runs on one thread: 2^22 is ~100-200 us
+// of single-core work, the point where a second thread starts to pay.
+constexpr int64_t kSerialGemmMacs = int64_t{1} << 22;
+
 // One unbatched float32 GEMM: dnnl_sgemm directly. The matmul primitive
 // lands in the same JIT GEMM but adds its own dispatch, which measured ~7%
 // at 1024^3 (docs/benchmarks.md, "matmul").
@@ -180,6 +185,10 @@ bool sgemm_direct(const MatmulProblem& p) {
   if (!blas_operand(p.M, p.K, p.a_m, p.a_k, a) || !blas_operand(p.K, p.N, p.b_k, p.b_n, b) ||
       !blas_operand(p.M, p.N, p.c_m, p.c_n, c) || c.trans != 'N')
     return false;
+  // dnnl_sgemm spreads even a 32x256x256 GEMM over every OpenMP thread; for
+  // small ones the team's wake-up (and, on a busy machine, its barrier) costs
+  // more than the arithmetic, so they run on the calling thread only.
+  const onednn::SerialBelow serial(p.M * p.N * p.K, kSerialGemmMacs);
   return dnnl_sgemm(a.trans, b.trans, p.M, p.N, p.K, 1.0f, static_cast<const float*>(p.a), a.ld,
                     static_cast<const float*>(p.b), b.ld, 0.0f, static_cast<float*>(p.c),
                     c.ld) == dnnl_success;
