@@ -27,14 +27,25 @@ bool kept(const Sample& s, size_t i) {
 // The CPU reference: the sample in its own dtype (which fixes the expected
 // dtypes and tells UNSUPPORTED apart), then in float64 when the op allows,
 // cast back to the dtypes of the first run.
+// Fresh copies of a sample's tensors: an op that writes its arguments
+// (_adam_update_, fill_, ...) must not change the sample the next run reads.
+TensorList copies_of(const TensorList& ts) {
+  TensorList out;
+  for (const auto& t : ts) out.push_back(t ? std::optional<Tensor>(t->clone()) : std::nullopt);
+  return out;
+}
+
 std::vector<Tensor> reference(const OpDef& op, const samples::OpSamples& os, const Sample& s) {
-  std::vector<Tensor> native = samples::run_sample(op, s);
+  const TensorList own = copies_of(s.tensors);
+  RunOptions native_options;
+  native_options.tensors = &own;
+  std::vector<Tensor> native = samples::run_sample(op, s, native_options);
   bool lower_float = false;
   for (const auto& t : s.tensors)
     lower_float |= t && is_floating_point(t->dtype()) && t->dtype() != DType::Float64;
   if (!os.reference_in_double || !lower_float || os.compare == samples::Compare::Statistical) return native;
   TensorList wide;
-  for (const auto& t : s.tensors)
+  for (const auto& t : copies_of(s.tensors))
     wide.push_back(t && is_floating_point(t->dtype()) ? std::optional<Tensor>(t->to(DType::Float64)) : t);
   std::vector<Tensor> dbl;
   try {

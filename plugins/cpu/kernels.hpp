@@ -56,6 +56,7 @@ void register_nn_misc_kernels(plugin::Registrar& r);
 // conv.cpp (conv_loop.cpp, conv_onednn.cpp, pool.cpp): conv1d, conv2d,
 // conv_transpose2d and the 2-D pools ("Convolution and pooling").
 void register_conv_kernels(plugin::Registrar& r);
+void register_optim_kernels(plugin::Registrar& r);  // fused optimizer updates (optim_kernels.cpp)
 
 // random.cpp
 void uniform_(const LoomKernelCall& c);

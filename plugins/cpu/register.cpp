@@ -42,6 +42,7 @@ void init(plugin::Registrar& r) {
   register_shape_kernels(r);
   register_conv_kernels(r);
   register_nn_kernels(r);
+  register_optim_kernels(r);
 }
 
 }  // namespace

@@ -201,6 +201,10 @@ Tensor operator|(const Tensor& a, const Tensor& b);
 Tensor operator^(const Tensor& a, const Tensor& b);
 Tensor operator!(const Tensor& a);  // logical_not
 
+// Optimizer updates (not differentiable), see core/src/ops_optim.cpp:
+// self -= step_size * exp_avg / (sqrt(exp_avg_sq) + eps), in one pass.
+Tensor& adam_update_(Tensor& self, const Tensor& exp_avg, const Tensor& exp_avg_sq, double step_size, double eps);
+
 }  // namespace loom
 
 // The rest of the catalog, one header per family.

@@ -1,7 +1,8 @@
 // adam.cpp — Adam and AdamW (formulas in loom/optim/adam.h).
 //
-// Per parameter this is 7 ops (PyTorch 1.13 uses 8 or more): lerp_ updates
-// both running averages, and the bias corrections and eps fold into scalars:
+// Per parameter this is 4 ops (PyTorch 1.13 uses 8 or more): lerp_ updates
+// both running averages, and the bias corrections and eps fold into scalars
+// of the fused update _adam_update_ (core/src/ops_optim.cpp):
 //   lr/bc1 * m / (sqrt(v)/sqrt(bc2) + eps) = lr*sqrt(bc2)/bc1 * m / (sqrt(v) + eps*sqrt(bc2)).
 #include <loom/autograd.h>
 #include <loom/optim/adam.h>
@@ -61,17 +62,17 @@ void Adam::step() {
       exp_avg_sq.lerp_(grad.square(), detail::number_like(1 - beta2, p));
       const double bias_correction1 = 1 - std::pow(beta1, step);
       const double bias_correction2_sqrt = std::sqrt(1 - std::pow(beta2, step));
-      Tensor denom;
+      const double step_size = lr * bias_correction2_sqrt / bias_correction1;
+      const double eps_hat = o.eps() * bias_correction2_sqrt;
       if (o.amsgrad()) {
         Tensor& max_sq = s.buffers[kMaxExpAvgSq];
         if (!max_sq.defined()) max_sq = zeros_like(p);  // amsgrad turned on after a step
         max_sq.copy_(maximum(max_sq, exp_avg_sq));
-        denom = max_sq.sqrt();
+        adam_update_(p, exp_avg, max_sq, step_size, eps_hat);
       } else {
-        denom = exp_avg_sq.sqrt();
+        // One fused pass (core op _adam_update_) instead of sqrt, add_, div, add_.
+        adam_update_(p, exp_avg, exp_avg_sq, step_size, eps_hat);
       }
-      denom.add_(detail::number_like(o.eps() * bias_correction2_sqrt, p));
-      p.add_(exp_avg.div(denom), -lr * bias_correction2_sqrt / bias_correction1);
     }
   }
 }

@@ -1,0 +1,24 @@
+// samples_optim.cpp — the fused optimizer updates (_adam_update_). In-place
+// with no functional partner, so the samples are of the in-place op itself;
+// exp_avg_sq is a running mean of squares, so it is drawn non-negative.
+#include "sample_util.h"
+
+namespace loom::samples {
+namespace {
+using namespace detail;
+
+LOOM_OP_SAMPLES("_adam_update_", {
+    .dtypes = kFloatDTypes,
+    .make = [](const SampleContext& c) {
+      auto state = [&c](Shape s) {
+        return std::vector<std::optional<Tensor>>{c.tensor(s), c.tensor(s, -1, 1), c.tensor(s, 0, 1)};
+      };
+      return Samples{c.call("2-d", state({8, 16}), {F(1e-3), F(1e-8)}),
+                     c.call("0-d", state({}), {F(0.1), F(1e-3)}),
+                     c.call("empty", state({0, 4}), {F(1e-3), F(1e-8)}),
+                     c.call("large step, eps 0.1", state({3, 5, 7}), {F(0.5), F(0.1)}),
+                     c.call("large", state({kLarge}), {F(1e-2), F(1e-6)})};
+    }})
+
+}  // namespace
+}  // namespace loom::samples
