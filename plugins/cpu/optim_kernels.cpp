@@ -1,4 +1,4 @@
-// Optimizer kernels (docs/kernel_conventions.md): _adam_update_, Adam's
+// Optimizer kernels (docs/kernel_conventions.md, "Optimizer updates"): _adam_update_, Adam's
 // parameter update in one pass, self -= step_size * m / (sqrt(v) + eps),
 // with the bias corrections folded into step_size and eps by the caller.
 // Without it the update is four ops and two temporaries per parameter.
