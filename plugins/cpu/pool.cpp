@@ -127,6 +127,45 @@ void max_pool_rows(const Plane& p, const int64_t* k, const int64_t* s, const int
   });
 }
 
+// The 2x2 window with stride 2, no padding or dilation, every window inside
+// the plane, rows of unit stride (LeNet / VGG pooling, the digits CNN): no per-output bounds
+// arithmetic (the general loop's integer divisions cost more than the four
+// compares). Same visiting order, tie and NaN rules as the general loop.
+template <class T>
+void max_pool_2x2(const Plane& p, const T* x, T* y, int64_t* ind, const int64_t* is) {
+  using A = compute_t<T>;
+  for_planes(p, p.OH * p.OW * 4, [&](int64_t n, int64_t ch) {
+    const T* xp = x + n * p.xs[0] + ch * p.xs[1];
+    T* yp = y + n * p.ys[0] + ch * p.ys[1];
+    for (int64_t oh = 0; oh < p.OH; ++oh) {
+      const T* r0 = xp + 2 * oh * p.xs[2];
+      const T* r1 = r0 + p.xs[2];
+      for (int64_t ow = 0; ow < p.OW; ++ow) {
+        const int64_t w = 2 * ow, i0 = 2 * oh * p.W + w;
+        const A v[4] = {widen(r0[w]), widen(r0[w + 1]), widen(r1[w]), widen(r1[w + 1])};
+        const int64_t at[4] = {i0, i0 + 1, i0 + p.W, i0 + p.W + 1};
+        // Starting from the first element is the general loop's -inf start
+        // after its first step. The index moves by arithmetic, not a select,
+        // so neither depends on a branch that random data mispredicts; only
+        // the NaN test branches (NaN wins, the last one kept).
+        A best = v[0];
+        int64_t best_i = i0;
+        for (int q = 1; q < 4; ++q) {
+          const bool gt = v[q] > best;
+          best_i += (at[q] - best_i) * static_cast<int64_t>(gt);
+          best = gt ? v[q] : best;
+          if (v[q] != v[q]) [[unlikely]] {
+            best = v[q];
+            best_i = at[q];
+          }
+        }
+        yp[oh * p.ys[2] + ow * p.ys[3]] = narrow<T>(best);
+        if (ind) ind[n * is[0] + ch * is[1] + oh * is[2] + ow * is[3]] = best_i;
+      }
+    }
+  });
+}
+
 template <class T>
 void max_pool(const LoomKernelCall& c, const Plane& p) {
   using A = compute_t<T>;
@@ -136,6 +175,9 @@ void max_pool(const LoomKernelCall& c, const Plane& p) {
   T* y = plugin::data_ptr<T>(c.outputs[0]);
   int64_t* ind = c.num_outputs > 1 ? plugin::data_ptr<int64_t>(c.outputs[1]) : nullptr;
   const int64_t* is = c.num_outputs > 1 ? c.outputs[1].strides : nullptr;
+  if (k[0] == 2 && k[1] == 2 && s[0] == 2 && s[1] == 2 && pd[0] == 0 && pd[1] == 0 && d[0] == 1 && d[1] == 1 &&
+      p.xs[3] == 1 && 2 * p.OH <= p.H && 2 * p.OW <= p.W)
+    return max_pool_2x2<T>(p, x, y, ind, is);
   if (!ind && p.xs[3] == 1 && d[0] == 1 && d[1] == 1) return max_pool_rows<T>(p, k, s, pd, x, y);
   for_planes(p, p.OH * p.OW * k[0] * k[1], [&](int64_t n, int64_t ch) {
     const T* xp = x + n * p.xs[0] + ch * p.xs[1];
