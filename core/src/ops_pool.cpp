@@ -226,6 +226,11 @@ LOOM_DERIVATIVE(adaptive_avg_pool2d_op, "AdaptiveAvgPool2DBackward0", autograd::
 
 Tensor max_pool2d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride,
                   IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
+  // When backward will need the argmax positions, keep them now rather than
+  // pooling again in backward (PyTorch does the same: the grad_fn is
+  // MaxPool2DWithIndicesBackward0 there too).
+  if (input.requires_grad() && autograd::GradMode::is_enabled())
+    return std::get<0>(max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode));
   return detail::run_op(max_pool2d_op(), {&input},
                         {detail::int_list_value(kernel_size), detail::int_list_value(stride),
                          detail::int_list_value(padding), detail::int_list_value(dilation),

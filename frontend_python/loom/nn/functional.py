@@ -204,6 +204,9 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     args = (input, _pair(kernel_size), stride, _pair(padding), _pair(dilation), bool(ceil_mode))
     if return_indices:
         return tuple(_loom.max_pool2d_with_indices(*args))
+    if input.requires_grad and _loom.is_grad_enabled():
+        # Keep the argmax positions for backward instead of pooling again there (as PyTorch).
+        return _loom.max_pool2d_with_indices(*args)[0]
     return _loom.max_pool2d(*args)
 
 
