@@ -3,7 +3,7 @@
 // loom::io, reload into a fresh model, check). Each sample's main.cpp only
 // says which model and which optimizer.
 //
-//   train_xxx [--device TYPE] [--epochs N] [--out PATH] [--seed S] [--min-accuracy A]
+//   train_mlp | train_cnn [--device TYPE] [--epochs N] [--out PATH] [--seed S] [--min-accuracy A]
 //             [--data PATH]
 //
 // Exit status: 0 when the reloaded model scores exactly what the trained one

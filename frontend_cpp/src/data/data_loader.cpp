@@ -141,28 +141,28 @@ class EpochRun {
 DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, const DataLoaderOptions& options)
     : dataset_(std::move(dataset)), options_(options) {
   LOOM_CHECK(dataset_, "data: DataLoader needs a dataset");
-  LOOM_CHECK(options_.batch_size_ > 0, "data: DataLoader: batch_size must be positive");
-  LOOM_CHECK(options_.workers_ == 0 || options_.prefetch_ > 0,
+  LOOM_CHECK(options_.batch_size() > 0, "data: DataLoader: batch_size must be positive");
+  LOOM_CHECK(options_.workers() == 0 || options_.prefetch() > 0,
              "data: DataLoader: prefetch must be positive when workers > 0");
 }
 
 size_t DataLoader::size() const {
-  const size_t n = dataset_->size(), b = options_.batch_size_;
-  return options_.drop_last_ ? n / b : (n + b - 1) / b;
+  const size_t n = dataset_->size(), b = options_.batch_size();
+  return options_.drop_last() ? n / b : (n + b - 1) / b;
 }
 
 DataLoader::Iterator DataLoader::begin() {
-  const std::vector<int64_t> order = epoch_order(dataset_->size(), options_.shuffle_, options_.seed_, epoch_++);
+  const std::vector<int64_t> order = epoch_order(dataset_->size(), options_.shuffle(), options_.seed(), epoch_++);
   std::vector<std::vector<int64_t>> batches(size());
   for (size_t b = 0; b < batches.size(); ++b) {
-    const size_t first = b * options_.batch_size_;
-    const size_t last = std::min(order.size(), first + options_.batch_size_);
+    const size_t first = b * options_.batch_size();
+    const size_t last = std::min(order.size(), first + options_.batch_size());
     batches[b].assign(order.begin() + static_cast<std::ptrdiff_t>(first),
                       order.begin() + static_cast<std::ptrdiff_t>(last));
   }
   if (batches.empty()) return Iterator();
-  return Iterator(std::make_shared<detail::EpochRun>(dataset_, std::move(batches), options_.workers_,
-                                                     options_.prefetch_));
+  return Iterator(std::make_shared<detail::EpochRun>(dataset_, std::move(batches), options_.workers(),
+                                                     options_.prefetch()));
 }
 
 DataLoader::Iterator::Iterator(std::shared_ptr<detail::EpochRun> run) : run_(std::move(run)) { ++*this; }

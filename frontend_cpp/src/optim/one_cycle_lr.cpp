@@ -19,45 +19,45 @@ OneCycleLR::OneCycleLR(Optimizer& optimizer, const std::vector<double>& max_lrs,
                        const OneCycleLROptions& options)
     : LRScheduler(optimizer), options_(options) {
   const auto& o = options;
-  if (o.total_steps_ > 0) {
-    total_steps_ = o.total_steps_;
+  if (o.total_steps() > 0) {
+    total_steps_ = o.total_steps();
   } else {
-    LOOM_CHECK(o.epochs_ > 0 && o.steps_per_epoch_ > 0,
+    LOOM_CHECK(o.epochs() > 0 && o.steps_per_epoch() > 0,
                "optim: OneCycleLR: give total_steps, or epochs and steps_per_epoch (positive)");
-    total_steps_ = o.epochs_ * o.steps_per_epoch_;
+    total_steps_ = o.epochs() * o.steps_per_epoch();
   }
-  LOOM_CHECK(o.pct_start_ >= 0 && o.pct_start_ <= 1, "optim: OneCycleLR: pct_start must be in [0, 1], got ",
-             o.pct_start_);
+  LOOM_CHECK(o.pct_start() >= 0 && o.pct_start() <= 1, "optim: OneCycleLR: pct_start must be in [0, 1], got ",
+             o.pct_start());
   auto& groups = optimizer.param_groups();
   LOOM_CHECK(max_lrs.size() == groups.size(), "optim: OneCycleLR: expected ", groups.size(),
              " values for max_lr (one per parameter group), got ", max_lrs.size());
 
   const double steps = static_cast<double>(total_steps_);
-  const double up_end = o.pct_start_ * steps - 1;
-  if (o.three_phase_) {
+  const double up_end = o.pct_start() * steps - 1;
+  if (o.three_phase()) {
     phases_ = {{up_end, kInitialLr, kMaxLr, kMaxMomentum, kBaseMomentum},
-               {2 * o.pct_start_ * steps - 2, kMaxLr, kInitialLr, kBaseMomentum, kMaxMomentum},
+               {2 * o.pct_start() * steps - 2, kMaxLr, kInitialLr, kBaseMomentum, kMaxMomentum},
                {steps - 1, kInitialLr, kMinLr, kMaxMomentum, kMaxMomentum}};
   } else {
     phases_ = {{up_end, kInitialLr, kMaxLr, kMaxMomentum, kBaseMomentum},
                {steps - 1, kMaxLr, kMinLr, kBaseMomentum, kMaxMomentum}};
   }
   for (size_t g = 0; g < groups.size(); ++g) {
-    const double initial = max_lrs[g] / o.div_factor_;
-    lrs_.push_back({initial, max_lrs[g], initial / o.final_div_factor_});
-    if (o.cycle_momentum_) {
+    const double initial = max_lrs[g] / o.div_factor();
+    lrs_.push_back({initial, max_lrs[g], initial / o.final_div_factor()});
+    if (o.cycle_momentum()) {
       OptimizerOptions& group_options = groups[g].options();
       LOOM_CHECK(group_options.cycled_momentum().has_value(),
                  "optim: OneCycleLR: the optimizer has no momentum to cycle (use cycle_momentum(false))");
-      group_options.set_cycled_momentum(o.max_momentum_);
-      momentums_.push_back({o.max_momentum_, o.base_momentum_});
+      group_options.set_cycled_momentum(o.max_momentum());
+      momentums_.push_back({o.max_momentum(), o.base_momentum()});
     }
   }
   start();
 }
 
 double OneCycleLR::anneal(double start, double end, double pct) const {
-  if (options_.anneal_strategy_ == AnnealStrategy::Cos)
+  if (options_.anneal_strategy() == AnnealStrategy::Cos)
     return end + (start - end) / 2.0 * (std::cos(std::numbers::pi * pct) + 1);
   return (end - start) * pct + start;
 }
@@ -75,7 +75,7 @@ std::vector<double> OneCycleLR::get_lr() {
       if (step <= phase.end_step || i + 1 == phases_.size()) {
         const double pct = (step - start_step) / (phase.end_step - start_step);
         lrs[g] = anneal(lrs_[g][phase.start_lr], lrs_[g][phase.end_lr], pct);
-        if (options_.cycle_momentum_) {
+        if (options_.cycle_momentum()) {
           groups[g].options().set_cycled_momentum(
               anneal(momentums_[g][phase.start_momentum], momentums_[g][phase.end_momentum], pct));
         }

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <loom/data/dataset.h>
+#include <loom/options.h>
 
 #include <cstdint>
 #include <iterator>
@@ -25,19 +26,12 @@
 namespace loom::data {
 
 struct DataLoaderOptions {
-#define LOOM_DATA_ARG(T, name, init) \
-  DataLoaderOptions& name(T value) { \
-    name##_ = value;                 \
-    return *this;                    \
-  }                                  \
-  T name##_ = init
-  LOOM_DATA_ARG(size_t, batch_size, 1);
-  LOOM_DATA_ARG(bool, shuffle, false);
-  LOOM_DATA_ARG(uint64_t, seed, 0);
-  LOOM_DATA_ARG(bool, drop_last, false);  // skip a last, incomplete batch
-  LOOM_DATA_ARG(size_t, workers, 0);      // 0: batches are built in the loop's thread
-  LOOM_DATA_ARG(size_t, prefetch, 2);     // batches each worker may build ahead
-#undef LOOM_DATA_ARG
+  LOOM_ARG(size_t, batch_size) = 1;
+  LOOM_ARG(bool, shuffle) = false;
+  LOOM_ARG(uint64_t, seed) = 0;
+  LOOM_ARG(bool, drop_last) = false;  // skip a last, incomplete batch
+  LOOM_ARG(size_t, workers) = 0;      // 0: batches are built in the loop's thread
+  LOOM_ARG(size_t, prefetch) = 2;     // batches each worker may build ahead
 };
 
 namespace detail {

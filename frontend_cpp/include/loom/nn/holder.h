@@ -10,6 +10,7 @@
 #pragma once
 
 #include <loom/error.h>
+#include <loom/options.h>
 #include <loom/tensor.h>
 
 #include <array>
@@ -94,16 +95,3 @@ class ExpandingArray {
     using ::loom::nn::ModuleHolder<Name##Impl>::ModuleHolder; \
   }
 
-// LOOM_ARG(T, name) inside an options struct: a field `name_` with a chained
-// setter `name(v)` (returns the options) and a getter `name()`. Follow it
-// with the default: `LOOM_ARG(bool, bias) = true;`.
-#define LOOM_ARG(T, name)                          \
- public:                                           \
-  auto& name(const T& new_##name) {                \
-    this->name##_ = new_##name;                    \
-    return *this;                                  \
-  }                                                \
-  const T& name() const { return this->name##_; } \
-                                                   \
- private:                                          \
-  T name##_

@@ -59,7 +59,8 @@ class BilinearImpl : public Module {
 };
 LOOM_MODULE(Bilinear);
 
-// Returns its input (a placeholder in a Sequential).
+// Identity: returns its input unchanged (PyTorch's nn.Identity: stands in for a
+// layer that a model configuration leaves out, e.g. inside a Sequential).
 class IdentityImpl : public Module {
  public:
   IdentityImpl() : Module("Identity") {}

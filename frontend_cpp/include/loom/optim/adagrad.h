@@ -13,11 +13,11 @@ class AdagradOptions : public OptimizerOptions {
   explicit AdagradOptions(double lr = 1e-2) : OptimizerOptions(lr) {}
   void visit(const OptionVisitor& f) override;
   LOOM_OPTIM_OPTIONS_COMMON(AdagradOptions)
-  LOOM_OPTIM_ARG(AdagradOptions, double, lr_decay) = 0;
-  LOOM_OPTIM_ARG(AdagradOptions, double, weight_decay) = 0;
-  LOOM_OPTIM_ARG(AdagradOptions, double, initial_accumulator_value) = 0;
-  LOOM_OPTIM_ARG(AdagradOptions, double, eps) = 1e-10;
-  LOOM_OPTIM_ARG(AdagradOptions, bool, maximize) = false;
+  LOOM_ARG(double, lr_decay) = 0;
+  LOOM_ARG(double, weight_decay) = 0;
+  LOOM_ARG(double, initial_accumulator_value) = 0;
+  LOOM_ARG(double, eps) = 1e-10;
+  LOOM_ARG(bool, maximize) = false;
 };
 
 class Adagrad : public Optimizer {

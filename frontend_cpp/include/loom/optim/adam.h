@@ -20,11 +20,11 @@ class AdamOptions : public OptimizerOptions {
   void set_cycled_momentum(double m) override { betas_.first = m; }
   LOOM_OPTIM_OPTIONS_COMMON(AdamOptions)
   using Betas = std::pair<double, double>;
-  LOOM_OPTIM_ARG(AdamOptions, Betas, betas) = {0.9, 0.999};
-  LOOM_OPTIM_ARG(AdamOptions, double, eps) = 1e-8;
-  LOOM_OPTIM_ARG(AdamOptions, double, weight_decay) = 0;
-  LOOM_OPTIM_ARG(AdamOptions, bool, amsgrad) = false;
-  LOOM_OPTIM_ARG(AdamOptions, bool, maximize) = false;
+  LOOM_ARG(Betas, betas) = {0.9, 0.999};
+  LOOM_ARG(double, eps) = 1e-8;
+  LOOM_ARG(double, weight_decay) = 0;
+  LOOM_ARG(bool, amsgrad) = false;
+  LOOM_ARG(bool, maximize) = false;
 };
 
 // AdamW's options: Adam's, with weight_decay defaulting to 1e-2.

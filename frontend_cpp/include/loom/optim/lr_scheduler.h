@@ -9,6 +9,7 @@
 // groups then hold the epoch-0 lr. OneCycleLR is stepped once per batch.
 #pragma once
 
+#include <loom/options.h>
 #include <loom/optim/optimizer.h>
 
 #include <array>
@@ -120,24 +121,17 @@ enum class AnnealStrategy { Cos, Linear };
 // OneCycleLR's settings (PyTorch's defaults). Give total_steps, or epochs
 // and steps_per_epoch.
 struct OneCycleLROptions {
-#define LOOM_ONECYCLE_ARG(T, name, init)  \
-  OneCycleLROptions& name(T value) {      \
-    name##_ = value;                      \
-    return *this;                         \
-  }                                       \
-  T name##_ = init
-  LOOM_ONECYCLE_ARG(int64_t, total_steps, 0);
-  LOOM_ONECYCLE_ARG(int64_t, epochs, 0);
-  LOOM_ONECYCLE_ARG(int64_t, steps_per_epoch, 0);
-  LOOM_ONECYCLE_ARG(double, pct_start, 0.3);
-  LOOM_ONECYCLE_ARG(AnnealStrategy, anneal_strategy, AnnealStrategy::Cos);
-  LOOM_ONECYCLE_ARG(bool, cycle_momentum, true);
-  LOOM_ONECYCLE_ARG(double, base_momentum, 0.85);
-  LOOM_ONECYCLE_ARG(double, max_momentum, 0.95);
-  LOOM_ONECYCLE_ARG(double, div_factor, 25.0);
-  LOOM_ONECYCLE_ARG(double, final_div_factor, 1e4);
-  LOOM_ONECYCLE_ARG(bool, three_phase, false);
-#undef LOOM_ONECYCLE_ARG
+  LOOM_ARG(int64_t, total_steps) = 0;
+  LOOM_ARG(int64_t, epochs) = 0;
+  LOOM_ARG(int64_t, steps_per_epoch) = 0;
+  LOOM_ARG(double, pct_start) = 0.3;
+  LOOM_ARG(AnnealStrategy, anneal_strategy) = AnnealStrategy::Cos;
+  LOOM_ARG(bool, cycle_momentum) = true;
+  LOOM_ARG(double, base_momentum) = 0.85;
+  LOOM_ARG(double, max_momentum) = 0.95;
+  LOOM_ARG(double, div_factor) = 25.0;
+  LOOM_ARG(double, final_div_factor) = 1e4;
+  LOOM_ARG(bool, three_phase) = false;
 };
 
 // The 1cycle policy (Smith): lr warms up from max_lr/div_factor to max_lr,

@@ -20,6 +20,7 @@
 // parameter with no entries has not been stepped yet.
 #pragma once
 
+#include <loom/options.h>
 #include <loom/state_dict.h>
 #include <loom/tensor.h>
 
@@ -61,18 +62,6 @@ namespace detail {
 // Visits a bool option as 0/1.
 void visit_flag(const OptionVisitor& f, std::string_view name, bool& flag);
 }  // namespace detail
-
-// Declares `Self& name(T)` (builder setter) and `T name() const`.
-#define LOOM_OPTIM_ARG(Self, T, name)         \
- public:                                       \
-  Self& name(T value) {                        \
-    name##_ = std::move(value);                \
-    return *this;                              \
-  }                                            \
-  const T& name() const { return name##_; }   \
-                                               \
- private:                                      \
-  T name##_
 
 // The lr setter/getter and clone() for an options class.
 #define LOOM_OPTIM_OPTIONS_COMMON(Self)                                  \

@@ -16,12 +16,12 @@ class RMSpropOptions : public OptimizerOptions {
   std::optional<double> cycled_momentum() const override { return momentum_; }
   void set_cycled_momentum(double m) override { momentum_ = m; }
   LOOM_OPTIM_OPTIONS_COMMON(RMSpropOptions)
-  LOOM_OPTIM_ARG(RMSpropOptions, double, alpha) = 0.99;
-  LOOM_OPTIM_ARG(RMSpropOptions, double, eps) = 1e-8;
-  LOOM_OPTIM_ARG(RMSpropOptions, double, weight_decay) = 0;
-  LOOM_OPTIM_ARG(RMSpropOptions, double, momentum) = 0;
-  LOOM_OPTIM_ARG(RMSpropOptions, bool, centered) = false;
-  LOOM_OPTIM_ARG(RMSpropOptions, bool, maximize) = false;
+  LOOM_ARG(double, alpha) = 0.99;
+  LOOM_ARG(double, eps) = 1e-8;
+  LOOM_ARG(double, weight_decay) = 0;
+  LOOM_ARG(double, momentum) = 0;
+  LOOM_ARG(bool, centered) = false;
+  LOOM_ARG(bool, maximize) = false;
 };
 
 class RMSprop : public Optimizer {

@@ -16,11 +16,11 @@ class SGDOptions : public OptimizerOptions {
   std::optional<double> cycled_momentum() const override { return momentum_; }
   void set_cycled_momentum(double m) override { momentum_ = m; }
   LOOM_OPTIM_OPTIONS_COMMON(SGDOptions)
-  LOOM_OPTIM_ARG(SGDOptions, double, momentum) = 0;
-  LOOM_OPTIM_ARG(SGDOptions, double, dampening) = 0;
-  LOOM_OPTIM_ARG(SGDOptions, double, weight_decay) = 0;
-  LOOM_OPTIM_ARG(SGDOptions, bool, nesterov) = false;
-  LOOM_OPTIM_ARG(SGDOptions, bool, maximize) = false;
+  LOOM_ARG(double, momentum) = 0;
+  LOOM_ARG(double, dampening) = 0;
+  LOOM_ARG(double, weight_decay) = 0;
+  LOOM_ARG(bool, nesterov) = false;
+  LOOM_ARG(bool, maximize) = false;
 };
 
 class SGD : public Optimizer {
