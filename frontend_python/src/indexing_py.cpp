@@ -80,9 +80,9 @@ IndexItem convert_item(py::handle h) {
   }
   // numpy integer scalars and anything else with __index__.
   if (!PySequence_Check(o) && PyIndex_Check(o)) {
-    const std::string kind = py::str(py::getattr(py::getattr(h, "dtype", py::none()), "kind", py::str("")));
-    if (kind == "b") return IndexItem{IndexItem::Bool, 0, nullptr, PyObject_IsTrue(o) == 1, {}};
-    return IndexItem{IndexItem::Int, py::int_(py::reinterpret_borrow<py::object>(h)).cast<int64_t>()};
+    const Scalar s = to_scalar(h, "index");  // tells np.bool_ from the integers
+    if (s.is_bool()) return IndexItem{IndexItem::Bool, 0, nullptr, s.to<bool>(), {}};
+    return IndexItem{IndexItem::Int, s.to<int64_t>()};
   }
   if (!PySequence_Check(o) || PyUnicode_Check(o) || PyBytes_Check(o)) invalid_index(h);
   Tensor t;
