@@ -162,8 +162,9 @@ LOOM_CORE_OP(conv_transpose2d_op,
              prepare_conv_transpose2d, nullptr)
 
 // ---- derivatives ----------------------------------------------------------------------
-// Written with conv2d and conv_transpose2d, so they run on every device and
-// double backward differentiates them again. They work on the batched 2-D
+// Written with the gradient ops of ops_conv_backward.cpp (native on a device
+// with kernels for them, conv2d / conv_transpose2d composites elsewhere and
+// under double backward) and conv2d. They work on the batched 2-D
 // case, as the kernels do: conv1d is height 1, an unbatched input a batch
 // of one.
 
@@ -178,22 +179,6 @@ Tensor from_nchw(const Tensor& t, int spatial, bool batched) {
 
 IntArrayRef pair_ref(const Pair& p) { return {p.data(), 2}; }
 
-// The gradient of a convolution's weight: r[b, a, i, j] = Σ_{n,h,w}
-// b[n, b, h, w] · a_padded[n, a, h·stride + i·dil, w·stride + j·dil], over
-// the channels `a` of b's group; shaped [B, A/groups, kH, kW]. It is itself a
-// convolution, with the batch as the channels: a's channels become the
-// batch, b is the kernel, stride and dilation swap roles. The result can
-// have rows past k (what the forward's strides skipped): dropped.
-Tensor conv_weight_grad(const Tensor& a, const Tensor& b, int64_t kH, int64_t kW, const Pair& stride,
-                        const Pair& pad, const Pair& dil, int64_t groups) {
-  const int64_t N = a.size(0), A = a.size(1), H = a.size(2), W = a.size(3);
-  const Tensor as_batch =
-      permute(a.reshape({N, groups, A / groups, H, W}), {2, 1, 0, 3, 4}).reshape({A / groups, groups * N, H, W});
-  const Tensor r = conv2d(as_batch, b.transpose(0, 1), std::nullopt, pair_ref(dil), pair_ref(pad),
-                          pair_ref(stride), groups);
-  return r.narrow(2, 0, kH).narrow(3, 0, kW).transpose(0, 1);
-}
-
 template <int Spatial>
 void conv_backward(BackwardContext& c) {
   const bool batched = c.input_sizes(0).size() == Spatial + 2;
@@ -205,19 +190,18 @@ void conv_backward(BackwardContext& c) {
   const Tensor w = to_nchw(c.input(1), Spatial, true);
   const int64_t kH = w.size(2), kW = w.size(3);
   if (c.needs_grad(0)) {
-    // conv_transpose2d is the adjoint; output_padding restores the trailing
-    // input rows a strided forward never reached.
     const IntArrayRef in = c.input_sizes(0);
-    const int64_t H = Spatial == 1 ? 1 : in[in.size() - 2], W = in.back();
-    const Pair opad{H + 2 * pad[0] - ((g.size(2) - 1) * stride[0] + dil[0] * (kH - 1) + 1),
-                    W + 2 * pad[1] - ((g.size(3) - 1) * stride[1] + dil[1] * (kW - 1) + 1)};
-    c.set(0, from_nchw(conv_transpose2d(g, w, std::nullopt, pair_ref(stride), pair_ref(pad), pair_ref(opad),
-                                        groups, pair_ref(dil)),
+    const Pair size{Spatial == 1 ? 1 : in[in.size() - 2], in.back()};
+    c.set(0, from_nchw(conv2d_backward_input(g, w, pair_ref(size), pair_ref(stride), pair_ref(pad), pair_ref(dil),
+                                             groups),
                        Spatial, batched));
   }
   if (c.needs_grad(1)) {
     const Tensor x = to_nchw(c.input(0), Spatial, batched);
-    c.set(1, from_nchw(conv_weight_grad(x, g, kH, kW, stride, pad, dil, groups), Spatial, true));
+    const Pair k{kH, kW};
+    c.set(1, from_nchw(conv2d_backward_weight(g, x, pair_ref(k), pair_ref(stride), pair_ref(pad), pair_ref(dil),
+                                              groups),
+                       Spatial, true));
   }
   if (c.needs_grad(2)) c.set(2, sum(g, IntArrayRef{0, 2, 3}));
 }
@@ -243,7 +227,10 @@ LOOM_DERIVATIVE(conv_transpose2d_op, "ConvolutionBackward0", inputs(0, 1), autog
                   }
                   if (c.needs_grad(1)) {
                     const Tensor x = to_nchw(c.input(0), 2, batched);
-                    c.set(1, conv_weight_grad(g, x, w.size(2), w.size(3), stride, pad, dil, groups));
+                    // The weight gradient of the conv2d that maps g to x.
+                    const Pair k{w.size(2), w.size(3)};
+                    c.set(1, conv2d_backward_weight(x, g, pair_ref(k), pair_ref(stride), pair_ref(pad),
+                                                    pair_ref(dil), groups));
                   }
                   if (c.needs_grad(2)) c.set(2, sum(g, IntArrayRef{0, 2, 3}));
                 })

@@ -48,6 +48,22 @@ LOOM_GRAD_CASES("conv2d", [] {
       {"padding same, even kernel", {arg({1, 2, 4, 5}), arg({2, 2, 2, 3})},
        [](const Args& x) { return out(loom::conv2d(x[0], x[1], std::nullopt, {1}, "same")); }}};
 })
+// The gradient ops differentiate through their composites (double backward
+// of conv2d).
+LOOM_GRAD_CASES("_conv2d_backward_input", [] {
+  return std::vector<GradCase>{
+      {"stride 2, padding 1, a row the stride skips", {arg({2, 2, 3, 3}), arg({2, 3, 3, 3})},
+       [](const Args& x) { return out(loom::conv2d_backward_input(x[0], x[1], {6, 6}, {2}, {1})); }},
+      {"groups, dilation", {arg({1, 4, 3, 4}), strided_arg({4, 1, 2, 2})},
+       [](const Args& x) { return out(loom::conv2d_backward_input(x[0], x[1], {5, 4}, {1}, {0, 1}, {2, 2}, 2)); }}};
+})
+LOOM_GRAD_CASES("_conv2d_backward_weight", [] {
+  return std::vector<GradCase>{
+      {"stride 2, padding 1", {arg({2, 2, 3, 3}), arg({2, 3, 6, 6})},
+       [](const Args& x) { return out(loom::conv2d_backward_weight(x[0], x[1], {3, 3}, {2}, {1})); }},
+      {"groups, strided input, short grad_output", {arg({1, 4, 2, 3}), strided_arg({1, 2, 5, 4})},
+       [](const Args& x) { return out(loom::conv2d_backward_weight(x[0], x[1], {2, 2}, {2, 1}, {0}, {1}, 2)); }}};
+})
 LOOM_GRAD_CASES("conv_transpose2d", [] {
   return std::vector<GradCase>{
       {"bias, stride 2, padding, output_padding", {arg({2, 3, 3, 4}), arg({3, 2, 3, 3}), arg({2})},

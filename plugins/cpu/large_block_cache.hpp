@@ -18,7 +18,7 @@
 namespace loom::cpu {
 
 // Blocks at least this large go through the cache.
-inline constexpr size_t kLargeBlock = size_t{256} << 10;
+inline constexpr size_t kLargeBlock = size_t{8} << 10;
 
 // A cached raw block whose capacity is at least `capacity` (and at most 1/8
 // more), with its real capacity in *got; NULL when none fits.

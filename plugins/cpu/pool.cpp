@@ -10,6 +10,9 @@
 
 #include <algorithm>
 #include <cmath>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include <limits>
 #include <type_traits>
 #include <vector>
@@ -127,40 +130,96 @@ void max_pool_rows(const Plane& p, const int64_t* k, const int64_t* s, const int
   });
 }
 
+// One output row of 2x2 / stride 2 max pooling over input rows r0, r1 (unit
+// stride, w elements apart in the plane's index space): the maxima into
+// `best` and, when `at` is given, each winner's plane index (`top`, the
+// row's first window corner, + 2 i + its offset 0, 1, w or w + 1). A pair
+// visited in the order (a, b) keeps b when it is larger or NaN, so the first
+// of equal values and the last NaN win, as in the sequential loop; the
+// window is the tree (r0 pair, r1 pair), then the two winners, r1's second.
+// Scalar C++ of this compiles to compare-and-branch, which random data
+// mispredicts (106 us for a (32, 32, 8, 8) input; GCC 12 does not vectorise
+// the de-interleaving loads), hence SSE2 (x86-64's baseline) for float: 4
+// outputs per step from selects on compare masks.
+template <class T>
+void max_2x2_scalar(const T* r0, const T* r1, int64_t from, int64_t n, int64_t w, T* best, int64_t* at,
+                    int64_t top) {
+  for (int64_t i = from; i < n; ++i) {
+    const T a = r0[2 * i], b = r0[2 * i + 1], c = r1[2 * i], d = r1[2 * i + 1];
+    const bool take_b = (b > a) | (b != b), take_d = (d > c) | (d != d);
+    const T upper = take_b ? b : a, lower = take_d ? d : c;
+    const bool take_lower = (lower > upper) | (lower != lower);
+    best[i] = take_lower ? lower : upper;
+    if (at) at[i] = top + 2 * i + (take_lower ? w + take_d : static_cast<int64_t>(take_b));
+  }
+}
+
+template <class T>
+void max_2x2_row(const T* r0, const T* r1, int64_t n, int64_t w, T* best, int64_t* at, int64_t top) {
+  int64_t i = 0;
+#if defined(__SSE2__)
+  if constexpr (std::is_same_v<T, float>) {
+    // Offsets within the window as int32 (w fits: checked by the caller).
+    const __m128i one = _mm_set1_epi32(1), pitch = _mm_set1_epi32(static_cast<int32_t>(w));
+    const __m128i step = _mm_set_epi32(6, 4, 2, 0), zero = _mm_setzero_si128();
+    // mask ? x : y, and "y replaced by x when x > y or x is NaN".
+    auto select = [](__m128 mask, __m128 x, __m128 y) { return _mm_or_ps(_mm_and_ps(mask, x), _mm_andnot_ps(mask, y)); };
+    auto takes = [](__m128 x, __m128 y) { return _mm_or_ps(_mm_cmpgt_ps(x, y), _mm_cmpunord_ps(x, x)); };
+    for (; i + 4 <= n; i += 4) {
+      const __m128 p0 = _mm_loadu_ps(r0 + 2 * i), p1 = _mm_loadu_ps(r0 + 2 * i + 4);
+      const __m128 q0 = _mm_loadu_ps(r1 + 2 * i), q1 = _mm_loadu_ps(r1 + 2 * i + 4);
+      const __m128 a = _mm_shuffle_ps(p0, p1, _MM_SHUFFLE(2, 0, 2, 0)), b = _mm_shuffle_ps(p0, p1, _MM_SHUFFLE(3, 1, 3, 1));
+      const __m128 c = _mm_shuffle_ps(q0, q1, _MM_SHUFFLE(2, 0, 2, 0)), d = _mm_shuffle_ps(q0, q1, _MM_SHUFFLE(3, 1, 3, 1));
+      const __m128 take_b = takes(b, a), take_d = takes(d, c);
+      const __m128 upper = select(take_b, b, a), lower = select(take_d, d, c);
+      const __m128 take_lower = takes(lower, upper);
+      const __m128i upper_at = _mm_and_si128(_mm_castps_si128(take_b), one);
+      const __m128i lower_at = _mm_add_epi32(pitch, _mm_and_si128(_mm_castps_si128(take_d), one));
+      const __m128i lm = _mm_castps_si128(take_lower);
+      _mm_storeu_ps(best + i, select(take_lower, lower, upper));
+      if (!at) continue;
+      // 2 i + offset (< 2^31), widened to int64 and added to the base.
+      const __m128i off = _mm_add_epi32(_mm_or_si128(_mm_and_si128(lm, lower_at), _mm_andnot_si128(lm, upper_at)),
+                                        _mm_add_epi32(step, _mm_set1_epi32(static_cast<int32_t>(2 * i))));
+      const __m128i base = _mm_set1_epi64x(top);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(at + i), _mm_add_epi64(base, _mm_unpacklo_epi32(off, zero)));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(at + i + 2), _mm_add_epi64(base, _mm_unpackhi_epi32(off, zero)));
+    }
+  }
+#endif
+  max_2x2_scalar(r0, r1, i, n, w, best, at, top);
+}
+
 // The 2x2 window with stride 2, no padding or dilation, every window inside
-// the plane, rows of unit stride (LeNet / VGG pooling, the digits CNN): no per-output bounds
-// arithmetic (the general loop's integer divisions cost more than the four
-// compares). Same visiting order, tie and NaN rules as the general loop.
+// the plane, rows of unit stride (LeNet / VGG pooling, the digits CNN): no
+// per-output bounds arithmetic, one vectorised row kernel per output row.
+// float and double only (16-bit floats take the general loop).
 template <class T>
 void max_pool_2x2(const Plane& p, const T* x, T* y, int64_t* ind, const int64_t* is) {
-  using A = compute_t<T>;
+  // Strided output rows go through a stack buffer.
+  constexpr int64_t kChunk = 64;
+  const bool direct = p.ys[3] == 1 && (!ind || is[3] == 1);
   for_planes(p, p.OH * p.OW * 4, [&](int64_t n, int64_t ch) {
+    T best[kChunk];
+    int64_t at[kChunk];
     const T* xp = x + n * p.xs[0] + ch * p.xs[1];
     T* yp = y + n * p.ys[0] + ch * p.ys[1];
+    int64_t* ip = ind ? ind + n * is[0] + ch * is[1] : nullptr;
     for (int64_t oh = 0; oh < p.OH; ++oh) {
       const T* r0 = xp + 2 * oh * p.xs[2];
-      const T* r1 = r0 + p.xs[2];
-      for (int64_t ow = 0; ow < p.OW; ++ow) {
-        const int64_t w = 2 * ow, i0 = 2 * oh * p.W + w;
-        const A v[4] = {widen(r0[w]), widen(r0[w + 1]), widen(r1[w]), widen(r1[w + 1])};
-        const int64_t at[4] = {i0, i0 + 1, i0 + p.W, i0 + p.W + 1};
-        // Starting from the first element is the general loop's -inf start
-        // after its first step. The index moves by arithmetic, not a select,
-        // so neither depends on a branch that random data mispredicts; only
-        // the NaN test branches (NaN wins, the last one kept).
-        A best = v[0];
-        int64_t best_i = i0;
-        for (int q = 1; q < 4; ++q) {
-          const bool gt = v[q] > best;
-          best_i += (at[q] - best_i) * static_cast<int64_t>(gt);
-          best = gt ? v[q] : best;
-          if (v[q] != v[q]) [[unlikely]] {
-            best = v[q];
-            best_i = at[q];
-          }
-        }
-        yp[oh * p.ys[2] + ow * p.ys[3]] = narrow<T>(best);
-        if (ind) ind[n * is[0] + ch * is[1] + oh * is[2] + ow * is[3]] = best_i;
+      T* yr = yp + oh * p.ys[2];
+      int64_t* ir = ip ? ip + oh * is[2] : nullptr;
+      const int64_t top = 2 * oh * p.W;
+      if (direct) {
+        max_2x2_row<T>(r0, r0 + p.xs[2], p.OW, p.W, yr, ir, top);
+        continue;
+      }
+      for (int64_t ow0 = 0; ow0 < p.OW; ow0 += kChunk) {
+        const int64_t m = std::min(kChunk, p.OW - ow0);
+        max_2x2_row<T>(r0 + 2 * ow0, r0 + p.xs[2] + 2 * ow0, m, p.W, best, ir ? at : nullptr, top + 2 * ow0);
+        for (int64_t j = 0; j < m; ++j) yr[(ow0 + j) * p.ys[3]] = best[j];
+        if (ir)
+          for (int64_t j = 0; j < m; ++j) ir[(ow0 + j) * is[3]] = at[j];
       }
     }
   });
@@ -175,9 +234,11 @@ void max_pool(const LoomKernelCall& c, const Plane& p) {
   T* y = plugin::data_ptr<T>(c.outputs[0]);
   int64_t* ind = c.num_outputs > 1 ? plugin::data_ptr<int64_t>(c.outputs[1]) : nullptr;
   const int64_t* is = c.num_outputs > 1 ? c.outputs[1].strides : nullptr;
-  if (k[0] == 2 && k[1] == 2 && s[0] == 2 && s[1] == 2 && pd[0] == 0 && pd[1] == 0 && d[0] == 1 && d[1] == 1 &&
-      p.xs[3] == 1 && 2 * p.OH <= p.H && 2 * p.OW <= p.W)
-    return max_pool_2x2<T>(p, x, y, ind, is);
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    if (k[0] == 2 && k[1] == 2 && s[0] == 2 && s[1] == 2 && pd[0] == 0 && pd[1] == 0 && d[0] == 1 && d[1] == 1 &&
+        p.xs[3] == 1 && 2 * p.OH <= p.H && 2 * p.OW <= p.W && p.W <= INT32_MAX / 4)
+      return max_pool_2x2<T>(p, x, y, ind, is);
+  }
   if (!ind && p.xs[3] == 1 && d[0] == 1 && d[1] == 1) return max_pool_rows<T>(p, k, s, pd, x, y);
   for_planes(p, p.OH * p.OW * k[0] * k[1], [&](int64_t n, int64_t ch) {
     const T* xp = x + n * p.xs[0] + ch * p.xs[1];

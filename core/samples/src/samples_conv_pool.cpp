@@ -1,4 +1,5 @@
-// samples_conv_pool.cpp — conv1d, conv2d, conv_transpose2d, max_pool2d,
+// samples_conv_pool.cpp — conv1d, conv2d, conv_transpose2d, the conv2d
+// gradient ops, max_pool2d,
 // max_pool2d_with_indices, avg_pool2d, adaptive_avg_pool2d: stride,
 // padding, dilation, groups, output_padding, ceil_mode, count_include_pad,
 // divisor_override, unbatched inputs.
@@ -51,6 +52,34 @@ LOOM_OP_SAMPLES("conv_transpose2d", {
                      c.call("dilation 2", {c.tensor({1, 2, 4, 4}), c.tensor({2, 3, 3, 3}), std::nullopt}, {L({1}), L({0}), L({0}), I(1), L({2})}),
                      c.call("unbatched", {c.tensor({3, 4, 4}), c.tensor({3, 2, 2, 2})}),
                      wide(c.call("large", {c.tensor({2, 16, 32, 32}, -1, 1), c.tensor({16, 8, 4, 4}, -1, 1), c.tensor({8})}, {L({2}), L({1})}))};
+    }})
+
+// The gradient ops: (grad_output [N, O, OH, OW], weight or input, size,
+// stride, padding, dilation, groups), shapes those of a forward conv2d.
+LOOM_OP_SAMPLES("_conv2d_backward_input", {
+    .accumulates = true,
+    .make = [](const SampleContext& c) {
+      return Samples{c.call("basic", {c.tensor({2, 4, 5, 5}), c.tensor({4, 3, 3, 3})}, {L({7, 7})}),
+                     c.call("stride 2, padding 1, odd width", {c.tensor({2, 4, 4, 4}), c.tensor({4, 3, 3, 3})}, {L({7, 8}), L({2}), L({1})}),
+                     c.call("stride 3 skips trailing rows", {c.tensor({1, 2, 2, 2}), c.tensor({2, 2, 3, 3})}, {L({8, 8}), L({3})}),
+                     c.call("dilation 2", {c.tensor({1, 3, 5, 5}), c.tensor({3, 2, 3, 3})}, {L({9, 9}), L({1}), L({0}), L({2})}),
+                     c.call("groups 2", {c.tensor({2, 6, 6, 6}), c.tensor({6, 2, 3, 3})}, {L({6, 6}), L({1}), L({1}), L({1}), I(2)}),
+                     c.call("depthwise", {c.tensor({2, 4, 6, 6}), c.tensor({4, 1, 3, 3})}, {L({6, 6}), L({1}), L({1}), L({1}), I(4)}),
+                     c.call("empty batch", {c.tensor({0, 4, 5, 5}), c.tensor({4, 3, 3, 3})}, {L({7, 7})}),
+                     wide(c.call("large", {c.tensor({2, 16, 32, 32}, -1, 1), c.tensor({16, 16, 3, 3}, -1, 1)}, {L({32, 32}), L({1}), L({1})}))};
+    }})
+
+LOOM_OP_SAMPLES("_conv2d_backward_weight", {
+    .accumulates = true,
+    .make = [](const SampleContext& c) {
+      return Samples{c.call("basic", {c.tensor({2, 4, 5, 5}), c.tensor({2, 3, 7, 7})}, {L({3, 3})}),
+                     c.call("stride 2, padding 1, odd width", {c.tensor({2, 4, 4, 4}), c.tensor({2, 3, 7, 8})}, {L({3, 3}), L({2}), L({1})}),
+                     c.call("dilation 2", {c.tensor({1, 3, 5, 5}), c.tensor({1, 2, 9, 9})}, {L({3, 3}), L({1}), L({0}), L({2})}),
+                     c.call("groups 2", {c.tensor({2, 6, 6, 6}), c.tensor({2, 4, 6, 6})}, {L({3, 3}), L({1}), L({1}), L({1}), I(2)}),
+                     c.call("one input channel", {c.tensor({4, 8, 8, 8}), c.tensor({4, 1, 8, 8})}, {L({3, 3}), L({1}), L({1})}),
+                     c.call("grad_output shorter than the forward's", {c.tensor({1, 2, 3, 3}), c.tensor({1, 2, 9, 9})}, {L({3, 3}), L({2})}),
+                     c.call("empty batch", {c.tensor({0, 4, 5, 5}), c.tensor({0, 3, 7, 7})}, {L({3, 3})}),
+                     wide(c.call("large", {c.tensor({2, 16, 32, 32}, -1, 1), c.tensor({2, 16, 32, 32}, -1, 1)}, {L({3, 3}), L({1}), L({1})}))};
     }})
 
 // max pooling: distinct values, so the index of the maximum is unique.

@@ -1,5 +1,6 @@
 // loom/ops/conv.h — the op catalog, part: convolution and pooling (conv1d/2d, conv_transpose2d, max/avg/adaptive pools).
-// Included by loom/ops.h; the ops are defined in core/src/ops_conv.cpp and core/src/ops_pool.cpp.
+// Included by loom/ops.h; the ops are defined in core/src/ops_conv.cpp, ops_conv_backward.cpp and
+// ops_pool.cpp.
 //
 // torch.nn.functional semantics (torch 1.13). Inputs are batched
 // [N, C, (H,) W] or unbatched [C, (H,) W]. int-list arguments take one value
@@ -55,6 +56,20 @@ Tensor conv_transpose2d(const Tensor& input, const Tensor& weight,
                         const std::optional<Tensor>& bias = std::nullopt, IntArrayRef stride = {1},
                         IntArrayRef padding = {0}, IntArrayRef output_padding = {0},
                         int64_t groups = 1, IntArrayRef dilation = {1});
+
+// The gradients of a batched conv2d (4-D operands only), what its backward
+// computes; devices may run them natively. grad_output [N, O, OH, OW] with OH
+// the forward's output rows; weight [O, C/groups, kH, kW].
+// conv2d_backward_input: the input's gradient [N, C, input_size...].
+Tensor conv2d_backward_input(const Tensor& grad_output, const Tensor& weight, IntArrayRef input_size,
+                             IntArrayRef stride = {1}, IntArrayRef padding = {0}, IntArrayRef dilation = {1},
+                             int64_t groups = 1);
+// conv2d_backward_weight: the weight's gradient [O, C/groups, kernel_size...]
+// from the input [N, C, H, W]. grad_output may have fewer rows than the
+// forward makes; the missing ones count as zero.
+Tensor conv2d_backward_weight(const Tensor& grad_output, const Tensor& input, IntArrayRef kernel_size,
+                              IntArrayRef stride = {1}, IntArrayRef padding = {0}, IntArrayRef dilation = {1},
+                              int64_t groups = 1);
 
 // stride empty: the kernel size. padding at most half the kernel size.
 Tensor max_pool2d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride = {},
