@@ -62,7 +62,7 @@ extern "C" {
 #endif
 
 #define LOOM_ABI_MAJOR 1
-#define LOOM_ABI_MINOR 1
+#define LOOM_ABI_MINOR 2
 
 /* The one symbol a plugin exports. */
 #define LOOM_PLUGIN_ENTRY_SYMBOL "loom_plugin_entry"
@@ -324,6 +324,34 @@ enum {
   LOOM_DEVICE_HOST_MEMORY = 1u << 0
 };
 
+/* What device_properties reports about one device (since 1.2). The host
+ * sets struct_size before the call; the plugin fills what that size covers
+ * and leaves the rest. */
+typedef struct LoomDeviceProperties {
+  size_t struct_size;
+  char name[256];                /* NUL-terminated, e.g. "NVIDIA H100 80GB HBM3" */
+  uint64_t total_memory;         /* bytes of device memory; 0 when unknown */
+  int32_t capability_major;      /* e.g. 9 for sm_90; 0 when not applicable */
+  int32_t capability_minor;
+  int32_t multiprocessor_count;  /* compute units; 0 when unknown */
+  int32_t reserved;              /* zero */
+} LoomDeviceProperties;
+
+/* A device allocator's bookkeeping (since 1.2), as PyTorch reports it:
+ * bytes handed out to tensors now and at peak, bytes held from the device
+ * (handed out plus cached) now and at peak, and counts. */
+typedef struct LoomMemoryStats {
+  size_t struct_size;
+  uint64_t allocated_bytes;
+  uint64_t max_allocated_bytes;  /* since the last reset_peak_memory_stats */
+  uint64_t reserved_bytes;
+  uint64_t max_reserved_bytes;   /* since the last reset_peak_memory_stats */
+  uint64_t num_allocs;           /* allocate calls served */
+  uint64_t num_cache_hits;       /* of those, served from the cache */
+  uint64_t num_device_allocs;    /* blocks taken from the device */
+  uint64_t num_ooms;             /* allocate calls that failed */
+} LoomMemoryStats;
+
 /* Everything the host needs to manage memory on one device type. Every
  * function gets `device_data` back. Strings are copied by the host; the
  * table itself and `device_data` must live until exit. Copies with a
@@ -391,6 +419,33 @@ typedef struct LoomDeviceTypeDesc {
    * kernels and, say, oneDNN's never oversubscribe the cores. n >= 1. */
   LoomError* (*set_num_threads)(void* device_data, int32_t n);
   int32_t (*get_num_threads)(void* device_data);
+
+  /* --- since 1.2 --- */
+  /* optional: what device `index` is. `out` is host-owned, borrowed for the
+   * call, its struct_size set by the host. */
+  LoomError* (*device_properties)(void* device_data, int32_t index,
+                                  LoomDeviceProperties* out);
+  /* optional, all three or none: the allocator's statistics
+   * (loom::memory_stats), releasing cached blocks no tensor uses back to
+   * the device (loom::empty_cache), and restarting the max_* figures. `out`
+   * as above. */
+  LoomError* (*memory_stats)(void* device_data, int32_t index,
+                             LoomMemoryStats* out);
+  LoomError* (*empty_cache)(void* device_data, int32_t index);
+  LoomError* (*reset_peak_memory_stats)(void* device_data, int32_t index);
+  /* optional (devices with streams): make `stream` (from stream_create, or
+   * NULL for the device's default stream) this thread's current stream on
+   * device `index`. The host calls it whenever a loom::StreamGuard changes
+   * the current stream, so that the plugin's allocator can tie blocks to
+   * the stream that uses them; kernels still get the stream in
+   * LoomKernelCall.stream and copies in their `stream` argument. */
+  LoomError* (*set_current_stream)(void* device_data, int32_t index,
+                                   void* stream);
+  /* optional: a device-type-wide setting by name, e.g. ("allow_tf32", "1")
+   * (loom::set_device_option). `key` and `value` are borrowed for the call.
+   * An unknown key must fail with LOOM_STATUS_NOT_FOUND naming it. */
+  LoomError* (*set_option)(void* device_data, const char* key,
+                           const char* value);
 } LoomDeviceTypeDesc;
 
 /* ======================================================================== */
