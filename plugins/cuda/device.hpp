@@ -1,0 +1,13 @@
+// The "cuda" device type's table (device.cpp) and the kernel registrations
+// (one function per kernel family, in kernels/).
+#pragma once
+
+#include <loom/plugin.hpp>
+
+namespace loom::cuda {
+
+const LoomDeviceTypeDesc& device_type_desc();
+
+void register_fill_copy_kernels(plugin::Registrar& r);
+
+}  // namespace loom::cuda

@@ -1,0 +1,18 @@
+// The plugin entry: the "cuda" device type and its kernels. Registration
+// touches no device, so the plugin loads (with zero devices and the reason
+// in loom-info) on machines without a GPU or driver; ops it has no kernel
+// for run on the CPU through the core's fallback, counted per op.
+#include "device.hpp"
+
+namespace loom::cuda {
+namespace {
+
+void init(plugin::Registrar& r) {
+  r.device_type(device_type_desc());
+  register_fill_copy_kernels(r);
+}
+
+}  // namespace
+}  // namespace loom::cuda
+
+LOOM_PLUGIN("cuda", "0.1.0", loom::cuda::init)

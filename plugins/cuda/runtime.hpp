@@ -1,0 +1,48 @@
+// The CUDA plugin's process state: which devices exist (and why there are
+// none), the calling thread's current device and current stream per device,
+// each device's caching allocator, and the plugin-wide options.
+//
+// Nothing here touches a device before it is asked to: loading the plugin
+// on a machine without a GPU or driver costs one cudaGetDeviceCount.
+#pragma once
+
+#include "allocator/caching_allocator.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <atomic>
+
+namespace loom::cuda {
+
+// Devices a process can address (a fixed bound keeps per-thread tables flat).
+inline constexpr int kMaxDevices = 64;
+
+// Number of usable devices; 0 (never an error) without a GPU or driver.
+int device_count() noexcept;
+// Why device_count() is 0 ("no NVIDIA driver: libcuda.so.1 not found", CUDA's
+// own text otherwise); a static string.
+const char* unavailable_reason() noexcept;
+
+// Throws a plugin::Failure naming `index` unless it is a valid device.
+void check_index(int index);
+
+// Makes `index` the calling thread's CUDA device (cudaSetDevice only when it
+// changes: the thread remembers what it set).
+void use_device(int index);
+
+// The calling thread's current stream on `index`: what loom::StreamGuard set
+// through set_current_stream, or nullptr (CUDA's legacy default stream).
+cudaStream_t current_stream(int index) noexcept;
+void set_current_stream(int index, cudaStream_t stream) noexcept;
+
+// The caching allocator of device `index`, created on first use.
+CachingAllocator& allocator(int index);
+
+// Plugin-wide options (set_option): TF32 tensor cores for float32 matmul
+// and convolutions, off by default as in PyTorch >= 1.12.
+struct Options {
+  std::atomic<bool> allow_tf32{false};
+};
+Options& options() noexcept;
+
+}  // namespace loom::cuda
