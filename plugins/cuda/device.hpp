@@ -10,5 +10,8 @@ const LoomDeviceTypeDesc& device_type_desc();
 
 void register_fill_copy_kernels(plugin::Registrar& r);
 void register_random_kernels(plugin::Registrar& r);
+void register_matmul_kernels(plugin::Registrar& r);
+void register_softmax_kernels(plugin::Registrar& r);
+void register_layer_norm_kernels(plugin::Registrar& r);
 
 }  // namespace loom::cuda

@@ -11,6 +11,9 @@ void init(plugin::Registrar& r) {
   r.device_type(device_type_desc());
   register_fill_copy_kernels(r);
   register_random_kernels(r);
+  register_matmul_kernels(r);
+  register_softmax_kernels(r);
+  register_layer_norm_kernels(r);
 }
 
 }  // namespace

@@ -1,0 +1,62 @@
+// See cublas_handle.hpp.
+#include "cublas_handle.hpp"
+
+#include "../runtime.hpp"
+
+#include <loom/plugin.hpp>
+
+#include <array>
+#include <string>
+
+namespace loom::cuda {
+namespace {
+
+// The thread's handles, indexed by device. Destroyed at thread exit: a
+// worker thread that ends gives its handles (and cuBLAS's workspace) back.
+struct ThreadHandles {
+  std::array<cublasHandle_t, kMaxDevices> handle{};
+
+  ~ThreadHandles() {
+    for (int d = 0; d < kMaxDevices; ++d) {
+      if (handle[d] == nullptr) continue;
+      // Destruction needs the handle's device current; failures at exit
+      // (driver already shutting down) have nobody to report to.
+      if (cudaSetDevice(d) == cudaSuccess) (void)cublasDestroy(handle[d]);
+    }
+  }
+};
+
+}  // namespace
+
+void check_cublas(cublasStatus_t s, int index, const char* what) {
+  if (s == CUBLAS_STATUS_SUCCESS) [[likely]]
+    return;
+  const int32_t code = s == CUBLAS_STATUS_NOT_SUPPORTED ? LOOM_STATUS_UNSUPPORTED
+                       : s == CUBLAS_STATUS_ALLOC_FAILED ? LOOM_STATUS_OUT_OF_MEMORY
+                                                         : LOOM_STATUS_DEVICE_ERROR;
+  throw plugin::Failure(code, "cuda:" + std::to_string(index) + ": " + what + ": " +
+                                  cublasGetStatusString(s) + " (status " + std::to_string(static_cast<int>(s)) + ")");
+}
+
+cublasHandle_t cublas_handle(int index, cudaStream_t stream) {
+  check_index(index);
+  use_device(index);
+  thread_local ThreadHandles handles;
+  cublasHandle_t& h = handles.handle[index];
+  if (h == nullptr) {
+    cublasHandle_t created = nullptr;
+    check_cublas(cublasCreate(&created), index, "cublasCreate");
+    // Half-precision products accumulate in float all the way through, as
+    // on the CPU (cuBLAS may otherwise reduce split-K partials in half).
+    const cublasStatus_t s = cublasSetMathMode(created, CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION);
+    if (s != CUBLAS_STATUS_SUCCESS) {
+      (void)cublasDestroy(created);
+      check_cublas(s, index, "cublasSetMathMode");
+    }
+    h = created;
+  }
+  check_cublas(cublasSetStream(h, stream), index, "cublasSetStream");
+  return h;
+}
+
+}  // namespace loom::cuda
