@@ -13,5 +13,6 @@ void register_random_kernels(plugin::Registrar& r);
 void register_matmul_kernels(plugin::Registrar& r);
 void register_softmax_kernels(plugin::Registrar& r);
 void register_layer_norm_kernels(plugin::Registrar& r);
+void register_elementwise_kernels(plugin::Registrar& r);  // kernels/unary.cu
 
 }  // namespace loom::cuda

@@ -14,6 +14,7 @@ void init(plugin::Registrar& r) {
   register_matmul_kernels(r);
   register_softmax_kernels(r);
   register_layer_norm_kernels(r);
+  register_elementwise_kernels(r);
 }
 
 }  // namespace

@@ -1,0 +1,168 @@
+// Arithmetic binary and ternary CUDA kernels: add, sub, mul (and outer,
+// planned by the core as a broadcast multiply), div with its rounding
+// modes, remainder, pow, maximum, minimum, atan2, lerp, with the in-place
+// forms and dtype masks the CPU plugin registers (docs/kernel_conventions.md,
+// "Elementwise binary and ternary ops"). Functors: binary_ops.cuh.
+//
+// Integer division by zero and negative integer powers are errors
+// (INVALID_ARGUMENT), as on the CPU: a scan kernel raises a flag that the
+// host reads back before the op runs, so a failing call writes nothing and
+// an in-place self stays as it was. That read synchronises the stream, once
+// per integer div/remainder/pow call; float calls never scan.
+#include "../cuda_error.hpp"
+#include "binary_ops.cuh"
+#include "elementwise_args.hpp"
+#include "loops.cuh"
+
+namespace loom::cuda::ew {
+namespace {
+
+// ---------------------------------------------------- invalid inputs ---
+
+template <class Invalid, class T>
+__global__ void any_invalid_kernel(Geometry<2> g, const T* a, const T* b, unsigned* flag) {
+  const bool dense = g.dense();
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < g.numel; i += int64_t{gridDim.x} * blockDim.x) {
+    int64_t off[2] = {i, i};
+    if (!dense) g.offsets(i, off);
+    if (Invalid{}(a[off[0]], b[off[1]])) atomicExch(flag, 1u);
+  }
+}
+
+// Frees a block of the device's caching allocator on every path.
+struct ScratchBlock {
+  CachingAllocator& allocator;
+  void* ptr;
+  ~ScratchBlock() { allocator.free(ptr); }
+};
+
+// Throws INVALID_ARGUMENT "cuda <op>: <Invalid::message>" when Invalid holds
+// for some element pair of a and b (both broadcast to out's shape).
+template <class Invalid, class T>
+void reject_invalid(const LoomTensorDesc& out, const LoomTensorDesc& a, const LoomTensorDesc& b, cudaStream_t s,
+                    const char* op) {
+  const int64_t* strides[2] = {a.strides, b.strides};
+  Geometry<2> g;
+  if (!make_geometry<2>(out.ndim, out.shape, strides, g))
+    throw plugin::Failure(LOOM_STATUS_UNSUPPORTED, std::string("cuda ") + op + ": more than 12 non-mergeable dims");
+  if (g.numel == 0) return;
+  const int index = out.device.index;
+  CachingAllocator& alloc = allocator(index);
+  const ScratchBlock flag{alloc, alloc.allocate(sizeof(unsigned), s)};
+  auto* f = static_cast<unsigned*>(flag.ptr);
+  check(cudaMemsetAsync(f, 0, sizeof(unsigned), s), index, "cudaMemsetAsync (invalid-input flag)");
+  any_invalid_kernel<Invalid><<<grid_for(g.numel), kBlock, 0, s>>>(g, plugin::data_ptr<const T>(a),
+                                                                   plugin::data_ptr<const T>(b), f);
+  check(cudaGetLastError(), index, "invalid-input scan launch");
+  unsigned hit = 0;
+  check(cudaMemcpyAsync(&hit, f, sizeof hit, cudaMemcpyDeviceToHost, s), index, "cudaMemcpyAsync (invalid-input flag)");
+  check(cudaStreamSynchronize(s), index, "cudaStreamSynchronize (invalid-input flag)");
+  if (hit) throw plugin::Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string("cuda ") + op + ": " + Invalid::message);
+}
+
+// ------------------------------------------------------------ kernels ---
+
+struct BinaryArgs {
+  const LoomTensorDesc& out;
+  const LoomTensorDesc& a;
+  const LoomTensorDesc& b;
+};
+BinaryArgs binary_args(const LoomKernelCall& c, const char* op) {
+  expect_arity(c, op, 2, 1);
+  expect_like(c.inputs[0], c.outputs[0], op);
+  expect_like(c.inputs[1], c.outputs[0], op);
+  return {c.outputs[0], c.inputs[0], c.inputs[1]};
+}
+
+// out = Op<T>(a, b) for the dtypes of Set; integer ops with an Invalid rule
+// scan first.
+template <template <class> class Op, DTypes Set>
+void binary_op(const LoomKernelCall& c, const char* name) {
+  const auto [out, a, b] = binary_args(c, name);
+  visit<Set>(out.dtype, name, [&](auto tag) {
+    using T = decltype(tag);
+    const cudaStream_t s = enter(c);
+    if constexpr (!is_floating_v<T> && requires { typename Op<T>::Invalid; })
+      reject_invalid<typename Op<T>::Invalid, T>(out, a, b, s, name);
+    elementwise<T, T, T>(out, {&a, &b}, Op<T>{}, s, name);
+  });
+}
+
+// alpha of add/sub in T's arithmetic type. Integers go through int64 so a
+// negative alpha wraps into the unsigned type; a float alpha saturates.
+template <class T>
+arith_t<T> alpha_as(const LoomKernelCall& c, const char* op) {
+  if constexpr (is_integer_v<T>) return static_cast<arith_t<T>>(scalar_arg<int64_t>(c, op, 0));
+  else return scalar_arg<arith_t<T>>(c, op, 0);
+}
+
+template <template <class> class Op, DTypes Set>
+void alpha_op(const LoomKernelCall& c, const char* name) {
+  const auto [out, a, b] = binary_args(c, name);
+  visit<Set>(out.dtype, name, [&](auto tag) {
+    using T = decltype(tag);
+    const Op<T> op{alpha_as<T>(c, name)};
+    elementwise<T, T, T>(out, {&a, &b}, op, enter(c), name);
+  });
+}
+
+void add(const LoomKernelCall& c) { alpha_op<Add, DTypes::All>(c, "add"); }
+void sub(const LoomKernelCall& c) { alpha_op<Sub, DTypes::NoBool>(c, "sub"); }
+void mul(const LoomKernelCall& c) { binary_op<Mul, DTypes::All>(c, "mul"); }
+void remainder(const LoomKernelCall& c) { binary_op<Remainder, DTypes::NoBool>(c, "remainder"); }
+void pow(const LoomKernelCall& c) { binary_op<Pow, DTypes::NoBool>(c, "pow"); }
+void maximum(const LoomKernelCall& c) { binary_op<Maximum, DTypes::All>(c, "maximum"); }
+void minimum(const LoomKernelCall& c) { binary_op<Minimum, DTypes::All>(c, "minimum"); }
+void atan2(const LoomKernelCall& c) { binary_op<Atan2, DTypes::Floating>(c, "atan2"); }
+
+// values[0] is rounding_mode: NONE (or no value: older callers) is true
+// division, floating only (an integer dtype is UNSUPPORTED, as on the CPU);
+// 'trunc' and 'floor' take integers too.
+void div(const LoomKernelCall& c) {
+  if (c.num_values < 1 || c.values[0].kind == LOOM_VALUE_NONE) return binary_op<Div, DTypes::Floating>(c, "div");
+  const LoomValue& v = c.values[0];
+  if (string_is(v, "trunc")) return binary_op<DivTrunc, DTypes::NoBool>(c, "div");
+  if (string_is(v, "floor")) return binary_op<DivFloor, DTypes::NoBool>(c, "div");
+  fail_args("div", "rounding_mode must be None, 'trunc' or 'floor', got " + string_of(v));
+}
+
+void lerp(const LoomKernelCall& c) {
+  constexpr const char* name = "lerp";
+  expect_arity(c, name, 3, 1);
+  const LoomTensorDesc& out = c.outputs[0];
+  for (int32_t i = 0; i < 3; ++i) expect_like(c.inputs[i], out, name);
+  visit<DTypes::Floating>(out.dtype, name, [&](auto tag) {
+    using T = decltype(tag);
+    elementwise<T, T, T, T>(out, {&c.inputs[0], &c.inputs[1], &c.inputs[2]}, Lerp<T>{}, enter(c), name);
+  });
+}
+
+}  // namespace
+
+// In-place forms are the same kernels: outputs[0] aliases inputs[0] and the
+// core has cast the other operands to self's dtype.
+void register_binary_kernels(plugin::Registrar& r) {
+  using plugin::kernel;
+  r.kernel("add", "cuda", kernel<add>, kAllMask);
+  r.kernel("add_", "cuda", kernel<add>, kAllMask);
+  r.kernel("sub", "cuda", kernel<sub>, kNoBoolMask);
+  r.kernel("sub_", "cuda", kernel<sub>, kNoBoolMask);
+  r.kernel("mul", "cuda", kernel<mul>, kAllMask);
+  r.kernel("mul_", "cuda", kernel<mul>, kAllMask);
+  r.kernel("outer", "cuda", kernel<mul>, kAllMask);
+  // Integers too: div with rounding_mode 'trunc'/'floor' stays integral.
+  r.kernel("div", "cuda", kernel<div>, kNoBoolMask);
+  r.kernel("div_", "cuda", kernel<div>, kNoBoolMask);
+  r.kernel("remainder", "cuda", kernel<remainder>, kNoBoolMask);
+  r.kernel("remainder_", "cuda", kernel<remainder>, kNoBoolMask);
+  r.kernel("pow", "cuda", kernel<pow>, kNoBoolMask);
+  r.kernel("pow_", "cuda", kernel<pow>, kNoBoolMask);
+  r.kernel("maximum", "cuda", kernel<maximum>, kAllMask);
+  r.kernel("minimum", "cuda", kernel<minimum>, kAllMask);
+  r.kernel("atan2", "cuda", kernel<atan2>, kFloatingMask);
+  r.kernel("atan2_", "cuda", kernel<atan2>, kFloatingMask);
+  r.kernel("lerp", "cuda", kernel<lerp>, kFloatingMask);
+  r.kernel("lerp_", "cuda", kernel<lerp>, kFloatingMask);
+}
+
+}  // namespace loom::cuda::ew

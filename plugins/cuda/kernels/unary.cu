@@ -1,0 +1,160 @@
+// Unary CUDA kernels that keep the dtype or classify values — neg, relu,
+// abs, sign, square, floor, ceil, trunc, round, nan_to_num, clamp,
+// logical_not, isnan, isinf, isfinite — with the dtype masks the CPU plugin
+// registers (docs/kernel_conventions.md, "Elementwise unary ops"), and the
+// elementwise family's registration entry. Functors: unary_ops.cuh; the
+// driver: unary_driver.cuh.
+#include "../device.hpp"
+#include "unary_driver.cuh"
+#include "unary_ops.cuh"
+
+#include <cmath>
+#include <limits>
+
+namespace loom::cuda::ew {
+namespace {
+
+// A family whose functor takes no values.
+#define LOOM_CUDA_UNARY(Family, op_name, op_rule, copies, Functor) \
+  struct Family {                                                   \
+    static constexpr const char* name = op_name;                    \
+    static constexpr Rule rule = op_rule;                           \
+    static constexpr bool copies_integers = copies;                 \
+    template <class T>                                              \
+    static Functor make(const LoomKernelCall&) {                    \
+      return {};                                                    \
+    }                                                               \
+  };
+
+template <class T> using FloorOp = RoundTo<Rounding::Floor, T>;
+template <class T> using CeilOp = RoundTo<Rounding::Ceil, T>;
+template <class T> using TruncOp = RoundTo<Rounding::Trunc, T>;
+template <class T> using IsNanOp = IsClass<FpClass::Nan, T>;
+template <class T> using IsInfOp = IsClass<FpClass::Inf, T>;
+template <class T> using IsFiniteOp = IsClass<FpClass::Finite, T>;
+
+LOOM_CUDA_UNARY(NegFamily, "neg", Rule::NoBool, false, Neg<T>)
+LOOM_CUDA_UNARY(ReluFamily, "relu", Rule::NoBool, false, Relu<T>)
+LOOM_CUDA_UNARY(AbsFamily, "abs", Rule::NoBool, false, Abs<T>)
+LOOM_CUDA_UNARY(SignFamily, "sign", Rule::All, false, Sign<T>)
+LOOM_CUDA_UNARY(SquareFamily, "square", Rule::NoBool, false, Square<T>)  // the core casts bool to int64
+LOOM_CUDA_UNARY(FloorFamily, "floor", Rule::NoBool, true, FloorOp<T>)
+LOOM_CUDA_UNARY(CeilFamily, "ceil", Rule::NoBool, true, CeilOp<T>)
+LOOM_CUDA_UNARY(TruncFamily, "trunc", Rule::NoBool, true, TruncOp<T>)
+LOOM_CUDA_UNARY(LogicalNotFamily, "logical_not", Rule::ToBool, false, LogicalNot<T>)
+LOOM_CUDA_UNARY(IsNanFamily, "isnan", Rule::ToBool, false, IsNanOp<T>)
+LOOM_CUDA_UNARY(IsInfFamily, "isinf", Rule::ToBool, false, IsInfOp<T>)
+LOOM_CUDA_UNARY(IsFiniteFamily, "isfinite", Rule::ToBool, false, IsFiniteOp<T>)
+
+#undef LOOM_CUDA_UNARY
+
+// round(x, decimals): values[0] is an INT.
+struct RoundFamily {
+  static constexpr const char* name = "round";
+  static constexpr Rule rule = Rule::NoBool;
+  static constexpr bool copies_integers = true;
+  template <class T>
+  static Round<T> make(const LoomKernelCall& c) {
+    const LoomValue& v = value_at(c, name, 0);
+    if (v.kind != LOOM_VALUE_INT) [[unlikely]]
+      fail_args(name, "decimals must be an int, got value kind " + std::to_string(v.kind));
+    const double d = static_cast<double>(v.u.i);
+    return {static_cast<compute_t<T>>(std::pow(10.0, std::fabs(d))), d < 0};
+  }
+};
+
+// The largest finite value of floating T, in its compute type.
+template <class T>
+compute_t<T> finite_max() {
+  if constexpr (std::is_same_v<T, __half>) return 65504.0f;
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>) return 0x1.fep127f;
+  else return std::numeric_limits<T>::max();
+}
+
+// nan_to_num(nan, posinf, neginf): the core resolves None, but a direct
+// caller may pass NONE, which takes PyTorch's default (0, max, lowest).
+struct NanToNumFamily {
+  static constexpr const char* name = "nan_to_num";
+  static constexpr Rule rule = Rule::All;
+  static constexpr bool copies_integers = true;
+  template <class T>
+  static NanToNum<T> make(const LoomKernelCall& c) {
+    const compute_t<T> defaults[3] = {0, finite_max<T>(), -finite_max<T>()};
+    compute_t<T> v[3];
+    for (int32_t i = 0; i < 3; ++i)
+      v[i] = value_at(c, name, i).kind == LOOM_VALUE_NONE ? defaults[i] : scalar_in_dtype<T>(c, name, i);
+    return {v[0], v[1], v[2]};
+  }
+};
+
+// clamp(min, max), each a Scalar or NONE. Integer bounds saturate to T's
+// range (a bound beyond it clamps like the nearest representable one);
+// float bounds on an integer T saturate as casts do; float T rounds the
+// bound to T first.
+struct ClampFamily {
+  static constexpr const char* name = "clamp";
+  static constexpr Rule rule = Rule::NoBool;
+  static constexpr bool copies_integers = false;
+  template <class T>
+  static clamp_value_t<T> bound(const LoomKernelCall& c, int32_t i) {
+    if constexpr (is_integer_v<T>) {
+      if (c.values[i].kind == LOOM_VALUE_FLOAT) return scalar_arg<T>(c, name, i);  // saturates
+      const int64_t b = scalar_arg<int64_t>(c, name, i);
+      if (b < static_cast<int64_t>(std::numeric_limits<T>::min())) return std::numeric_limits<T>::min();
+      if (b > static_cast<int64_t>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+      return static_cast<T>(b);
+    } else {
+      return scalar_in_dtype<T>(c, name, i);
+    }
+  }
+  template <class T>
+  static Clamp<T> make(const LoomKernelCall& c) {
+    using L = std::numeric_limits<clamp_value_t<T>>;
+    const bool has_lo = value_at(c, name, 0).kind != LOOM_VALUE_NONE;
+    const bool has_hi = value_at(c, name, 1).kind != LOOM_VALUE_NONE;
+    Clamp<T> f{};
+    if constexpr (is_integer_v<T>) {
+      f.lo = has_lo ? bound<T>(c, 0) : L::min();
+      f.hi = has_hi ? bound<T>(c, 1) : L::max();
+    } else {
+      f.lo = has_lo ? bound<T>(c, 0) : -L::infinity();
+      f.hi = has_hi ? bound<T>(c, 1) : L::infinity();
+      f.nan_bound = f.lo != f.lo || f.hi != f.hi;
+    }
+    return f;
+  }
+};
+
+}  // namespace
+
+void register_unary_kernels(plugin::Registrar& r) {
+  register_unary<NegFamily>(r, true);
+  register_unary<ReluFamily>(r, true);
+  register_unary<AbsFamily>(r, true);
+  register_unary<SignFamily>(r, true);
+  register_unary<SquareFamily>(r, true);
+  register_unary<FloorFamily>(r, true);
+  register_unary<CeilFamily>(r, true);
+  register_unary<TruncFamily>(r, true);
+  register_unary<RoundFamily>(r, true);
+  register_unary<NanToNumFamily>(r, true);
+  register_unary<ClampFamily>(r, true);
+  // To-bool ops have no in-place form: self could not hold the result.
+  register_unary<LogicalNotFamily>(r, false);
+  register_unary<IsNanFamily>(r, false);
+  register_unary<IsInfFamily>(r, false);
+  register_unary<IsFiniteFamily>(r, false);
+}
+
+}  // namespace loom::cuda::ew
+
+namespace loom::cuda {
+
+void register_elementwise_kernels(plugin::Registrar& r) {
+  ew::register_unary_kernels(r);
+  ew::register_unary_float_kernels(r);
+  ew::register_binary_kernels(r);
+  ew::register_compare_kernels(r);
+}
+
+}  // namespace loom::cuda

@@ -1,0 +1,126 @@
+// The float-rule unary CUDA kernels (exp ... erf: the core casts integers
+// and bool to float32 first) and the float-only activations gelu, silu,
+// softplus, elu, leaky_relu (docs/kernel_conventions.md, "Elementwise unary
+// ops"), registered with their in-place forms as the CPU plugin does.
+// Functors: unary_ops.cuh (MathOp and the *Fn math); driver: unary_driver.cuh.
+//
+// Only the four floating dtypes are instantiated: 16-bit floats compute in
+// float, float64 in double.
+#include "unary_driver.cuh"
+#include "unary_ops.cuh"
+
+namespace loom::cuda::ew {
+namespace {
+
+// A value-less float op: Fn<V> through MathOp.
+#define LOOM_CUDA_FLOAT_OP(Family, op_name, Fn)    \
+  struct Family {                                  \
+    static constexpr const char* name = op_name;   \
+    static constexpr Rule rule = Rule::Floating;   \
+    static constexpr bool copies_integers = false; \
+    template <class T>                             \
+    static MathOp<Fn, T> make(const LoomKernelCall&) { \
+      return {};                                   \
+    }                                              \
+  };
+
+LOOM_CUDA_FLOAT_OP(ExpFamily, "exp", ExpFn)
+LOOM_CUDA_FLOAT_OP(Exp2Family, "exp2", Exp2Fn)
+LOOM_CUDA_FLOAT_OP(Expm1Family, "expm1", Expm1Fn)
+LOOM_CUDA_FLOAT_OP(LogFamily, "log", LogFn)
+LOOM_CUDA_FLOAT_OP(Log2Family, "log2", Log2Fn)
+LOOM_CUDA_FLOAT_OP(Log1pFamily, "log1p", Log1pFn)
+LOOM_CUDA_FLOAT_OP(SqrtFamily, "sqrt", SqrtFn)
+LOOM_CUDA_FLOAT_OP(RsqrtFamily, "rsqrt", RsqrtFn)
+LOOM_CUDA_FLOAT_OP(ReciprocalFamily, "reciprocal", ReciprocalFn)
+LOOM_CUDA_FLOAT_OP(SinFamily, "sin", SinFn)
+LOOM_CUDA_FLOAT_OP(CosFamily, "cos", CosFn)
+LOOM_CUDA_FLOAT_OP(TanFamily, "tan", TanFn)
+LOOM_CUDA_FLOAT_OP(TanhFamily, "tanh", TanhFn)
+LOOM_CUDA_FLOAT_OP(SigmoidFamily, "sigmoid", SigmoidFn)
+LOOM_CUDA_FLOAT_OP(ErfFamily, "erf", ErfFn)
+LOOM_CUDA_FLOAT_OP(SiluFamily, "silu", SiluFn)
+
+#undef LOOM_CUDA_FLOAT_OP
+
+// softplus(beta, threshold), both in the compute type (not rounded to T).
+struct SoftplusFamily {
+  static constexpr const char* name = "softplus";
+  static constexpr Rule rule = Rule::Floating;
+  static constexpr bool copies_integers = false;
+  template <class T>
+  static MathOp<SoftplusFn, T> make(const LoomKernelCall& c) {
+    using C = compute_t<T>;
+    return {{scalar_arg<C>(c, name, 0), scalar_arg<C>(c, name, 1)}};
+  }
+};
+
+// elu(alpha, scale, input_scale).
+struct EluFamily {
+  static constexpr const char* name = "elu";
+  static constexpr Rule rule = Rule::Floating;
+  static constexpr bool copies_integers = false;
+  template <class T>
+  static MathOp<EluFn, T> make(const LoomKernelCall& c) {
+    using C = compute_t<T>;
+    return {{scalar_arg<C>(c, name, 0), scalar_arg<C>(c, name, 1), scalar_arg<C>(c, name, 2)}};
+  }
+};
+
+// leaky_relu(negative_slope).
+struct LeakyReluFamily {
+  static constexpr const char* name = "leaky_relu";
+  static constexpr Rule rule = Rule::Floating;
+  static constexpr bool copies_integers = false;
+  template <class T>
+  static MathOp<LeakyReluFn, T> make(const LoomKernelCall& c) {
+    return {{scalar_arg<compute_t<T>>(c, name, 0)}};
+  }
+};
+
+// gelu(approximate): two functor types (erf and tanh forms), so each
+// kernel is branch-free; values[0] is the STRING 'none' or 'tanh'.
+void gelu(const LoomKernelCall& c) {
+  constexpr const char* name = "gelu";
+  expect_arity(c, name, 1, 1);
+  const LoomTensorDesc& out = c.outputs[0];
+  const LoomTensorDesc& in = c.inputs[0];
+  expect_like(in, out, name);
+  const LoomValue& v = value_at(c, name, 0);
+  const bool tanh_form = string_is(v, "tanh");
+  if (!tanh_form && !string_is(v, "none")) [[unlikely]]
+    fail_args(name, "approximate must be 'none' or 'tanh', got " + string_of(v));
+  visit<DTypes::Floating>(out.dtype, name, [&](auto tag) {
+    using T = decltype(tag);
+    if (tanh_form) elementwise<T, T>(out, {&in}, MathOp<GeluTanhFn, T>{}, enter(c), name);
+    else elementwise<T, T>(out, {&in}, MathOp<GeluErfFn, T>{}, enter(c), name);
+  });
+}
+
+}  // namespace
+
+void register_unary_float_kernels(plugin::Registrar& r) {
+  register_unary<ExpFamily>(r, true);
+  register_unary<Exp2Family>(r, true);
+  register_unary<Expm1Family>(r, true);
+  register_unary<LogFamily>(r, true);
+  register_unary<Log2Family>(r, true);
+  register_unary<Log1pFamily>(r, true);
+  register_unary<SqrtFamily>(r, true);
+  register_unary<RsqrtFamily>(r, true);
+  register_unary<ReciprocalFamily>(r, true);
+  register_unary<SinFamily>(r, true);
+  register_unary<CosFamily>(r, true);
+  register_unary<TanFamily>(r, true);
+  register_unary<TanhFamily>(r, true);
+  register_unary<SigmoidFamily>(r, true);
+  register_unary<ErfFamily>(r, true);
+  register_unary<SiluFamily>(r, true);
+  register_unary<SoftplusFamily>(r, true);
+  register_unary<EluFamily>(r, true);
+  register_unary<LeakyReluFamily>(r, true);
+  r.kernel("gelu", "cuda", plugin::kernel<gelu>, kFloatingMask);
+  r.kernel("gelu_", "cuda", plugin::kernel<gelu>, kFloatingMask);
+}
+
+}  // namespace loom::cuda::ew
