@@ -9,5 +9,6 @@ namespace loom::cuda {
 const LoomDeviceTypeDesc& device_type_desc();
 
 void register_fill_copy_kernels(plugin::Registrar& r);
+void register_reduce_kernels(plugin::Registrar& r);  // reductions and scans (kernels/reduce*.cu, scan.cu)
 
 }  // namespace loom::cuda

@@ -10,6 +10,7 @@ namespace {
 void init(plugin::Registrar& r) {
   r.device_type(device_type_desc());
   register_fill_copy_kernels(r);
+  register_reduce_kernels(r);
 }
 
 }  // namespace
