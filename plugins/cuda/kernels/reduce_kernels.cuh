@@ -85,8 +85,9 @@ __device__ inline void fold_slice(const Op& op, typename Op::Acc& acc, const typ
       for (int u = 0; u < 4; ++u) op.add(acc, x[u], r + u * lanes);
     }
     for (; r < r1; r += lanes) op.add(acc, base[r * s], r);
-  } else {
-    for (int64_t r = r0 + lane; r < r1; r += lanes) op.add(acc, base[red.offset0(r)], r);
+  } else if (r0 + lane < r1) {
+    WalkCursor cur(red, r0 + lane);
+    for (int64_t r = r0 + lane; r < r1; r += lanes, cur.advance(lanes)) op.add(acc, base[cur.offset()], r);
   }
 }
 

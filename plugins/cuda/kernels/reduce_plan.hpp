@@ -63,6 +63,32 @@ struct DimWalk {
   }
 };
 
+// Visits indices r, r + step, r + 2 * step, ... of a walk of one operand
+// (ndim >= 1) and tracks their offsets with a division only when a step
+// leaves the innermost dim's run, not one per dim and element as offset0.
+struct WalkCursor {
+  const DimWalk<1>* walk;
+  int64_t row;   // index of the innermost run (r / inner size)
+  int64_t pos;   // position within it
+  int64_t base;  // offset of the run's first element
+
+  LOOM_CUDA_HD WalkCursor(const DimWalk<1>& w, int64_t r) : walk(&w) {
+    const int64_t n = w.shape[w.ndim - 1];
+    row = r / n;
+    pos = r - row * n;
+    base = w.offset0(row * n);
+  }
+  LOOM_CUDA_HD int64_t offset() const { return base + pos * walk->strides[0][walk->ndim - 1]; }
+  LOOM_CUDA_HD void advance(int64_t step) {
+    const int64_t n = walk->shape[walk->ndim - 1];
+    pos += step;
+    if (pos < n) return;
+    row += pos / n;
+    pos %= n;
+    base = walk->offset0(row * n);
+  }
+};
+
 struct ReducePlan {
   DimWalk<3> kept;  // operands {input, output 0, output 1}
   DimWalk<1> red;   // operand {input}

@@ -84,6 +84,11 @@ void emulate(const Op& op, const ReducePlan& plan, const ReduceLaunch& L, const 
         } else {
           for (int64_t r = r0 + lane; r < r1; r += lanes) fold(r);
         }
+        if (plan.red.ndim >= 2 && r0 + lane < r1) {  // the kernel's cursor finds the same offsets
+          WalkCursor cur(plan.red, r0 + lane);
+          for (int64_t r = r0 + lane; r < r1; r += lanes, cur.advance(lanes))
+            REQUIRE(cur.offset() == plan.red.offset0(r));
+        }
         op.combine(block, acc);
       }
       op.combine(total, block);
@@ -236,6 +241,9 @@ TEST_CASE("plan + launch: every element is folded once into the right output") {
   check_case({{3000, 3}, {3, 1}, {true, false}});              // long columns: splits
   check_case({{1, 1, 9}, {9, 9, 1}, {true, true, true}});
   check_case({{2, 3, 4, 5}, {60, 20, 5, 1}, {true, true, true, true}});
+  check_case({{300, 4, 7}, {28, 7, 1}, {true, false, true}});  // two reduced dims, lanes > inner run
+  check_case({{6, 5, 4, 3}, {200, 40, 8, 2}, {true, false, true, true}});  // three, nothing merges
+  check_case({{700, 3, 5}, {15, 5, 1}, {true, false, true}});  // long two-dim slices: splits
 }
 
 TEST_CASE("launch: shapes stay within the kernel's limits") {
