@@ -15,6 +15,7 @@ void init(plugin::Registrar& r) {
   register_softmax_kernels(r);
   register_layer_norm_kernels(r);
   register_elementwise_kernels(r);
+  register_reduce_kernels(r);
 }
 
 }  // namespace
