@@ -50,4 +50,15 @@ from . import optim, utils  # noqa: E402
 from . import backends, cuda  # noqa: E402
 from .serialization import save, load  # noqa: E402
 
+
+
+def __getattr__(name):
+    # Ops defined after import (by a plugin loaded on first use of its
+    # device, e.g. sim's sim_kernel_stream) appear on first access.
+    _ops.install(globals())
+    if name in globals():
+        return globals()[name]
+    raise AttributeError(f"module 'loom' has no attribute '{name}'")
+
+
 __all__ = [n for n in dir() if not n.startswith("_")]

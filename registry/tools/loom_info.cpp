@@ -44,7 +44,9 @@ std::string mib(uint64_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
 std::string feature_list(const loom::DeviceRuntimeFeatures& f) {
   std::string out;
   auto add = [&](bool on, const char* name) {
-    if (on) out += (out.empty() ? "" : " ") + std::string(name);
+    if (!on) return;
+    if (!out.empty()) out += ' ';
+    out += name;
   };
   add(f.streams, "streams");
   add(f.events, "events");
