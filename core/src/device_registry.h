@@ -27,6 +27,11 @@ const DeviceTypeEntry* device_type_or_null(int slot);
 // Registers a type; throws loom::Error when the name is taken or invalid.
 int register_device_type(const LoomDeviceTypeDesc& desc, const std::string& plugin);
 
+// The entry of d's type, after checking that its plugin fills the optional
+// slots `what` names (`offered`); otherwise throws ErrorKind::Unsupported
+// naming the device, the plugin and `what` (device_info.cpp).
+const DeviceTypeEntry& device_type_offering(Device d, bool offered, const char* what);
+
 // The slot of the CPU device type, loading the cpu plugin on first use.
 int cpu_slot();
 

@@ -1,7 +1,9 @@
 // dispatch.cpp — one call through the dispatcher:
 //   prepare -> device kernel -> composite -> fallback -> error.
 // This is the per-op hot path: no heap allocation beyond the outputs, no
-// locks, one atomic load for the kernel.
+// locks, one atomic load for the kernel, one thread-local load for the
+// current stream.
+#include "current_stream.h"
 #include "device_registry.h"
 #include "dispatch_trace_hook.h"
 
@@ -86,7 +88,7 @@ LoomError* invoke_kernel(const KernelEntry& entry, OpCall& call) {
   kc.values = call.values.data();
   kc.num_values = static_cast<int32_t>(call.values.size());
   kc.reserved = 0;
-  kc.stream = nullptr;
+  kc.stream = current_stream_handle(call.device);  // one thread-local load without streams
   kc.kernel_data = entry.data;
   return entry.fn(&kc);
 }

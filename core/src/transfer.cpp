@@ -1,6 +1,7 @@
 // transfer.cpp — moving bytes between devices, and the conversions built on
 // it: to(device), to(dtype), contiguous, clone, item, to_vector, from_vector.
 #include "autograd/nodes.h"
+#include "current_stream.h"
 #include "device_registry.h"
 #include "transfer.h"
 
@@ -20,20 +21,44 @@ Span storage_span(const TensorImpl& t) {
   return s;
 }
 
+namespace {
+// Waits for `stream` (a plugin handle, non-null) on `d`: a host<->device copy
+// on a stream may be asynchronous, and host memory is read or freed as soon
+// as copy_bytes returns (PyTorch's non_blocking=False).
+void finish_stream_copy(const DeviceTypeEntry& e, Device d, void* stream) {
+  if (!e.desc.stream_synchronize) return;
+  if (LoomError* err = e.desc.stream_synchronize(e.desc.device_data, d.index, stream))
+    throw_abi_error(err, cat("waiting for a copy on a stream of ", d.str()));
+}
+}  // namespace
+
 void copy_bytes(Device dst_dev, void* dst, Device src_dev, const void* src, size_t nbytes) {
   if (nbytes == 0) return;
   const auto& d = device_type(dst_dev.type);
   const auto& s = device_type(src_dev.type);
   LoomError* err = nullptr;
+  // Copies run on this thread's current stream of the device involved.
   if (s.host_memory() && d.host_memory()) {
     std::memcpy(dst, src, nbytes);
   } else if (s.host_memory()) {
-    err = d.desc.copy_from_host(d.desc.device_data, dst_dev.index, dst, src, nbytes, nullptr);
+    void* stream = current_stream_handle(dst_dev);
+    err = d.desc.copy_from_host(d.desc.device_data, dst_dev.index, dst, src, nbytes, stream);
+    if (!err && stream) finish_stream_copy(d, dst_dev, stream);
   } else if (d.host_memory()) {
-    err = s.desc.copy_to_host(s.desc.device_data, src_dev.index, dst, src, nbytes, nullptr);
+    void* stream = current_stream_handle(src_dev);
+    err = s.desc.copy_to_host(s.desc.device_data, src_dev.index, dst, src, nbytes, stream);
+    if (!err && stream) finish_stream_copy(s, src_dev, stream);
   } else if (&d == &s && d.desc.copy_on_device) {
+    // On the source's current stream, as PyTorch does. Between two devices
+    // the destination's stream is not ordered with it: wait for its pending
+    // work before, and for the copy after.
+    void* stream = current_stream_handle(src_dev);
+    void* dst_stream = current_stream_handle(dst_dev);
+    const bool cross = dst_dev.index != src_dev.index;
+    if (cross && dst_stream) finish_stream_copy(d, dst_dev, dst_stream);
     err = d.desc.copy_on_device(d.desc.device_data, dst_dev.index, dst, src_dev.index, src, nbytes,
-                                nullptr);
+                                stream);
+    if (!err && cross && stream) finish_stream_copy(s, src_dev, stream);
   } else {  // stage through host memory
     Storage host = allocate_storage(cpu_device(), nbytes);
     copy_bytes(cpu_device(), host->data(), src_dev, src, nbytes);

@@ -33,6 +33,13 @@ from ._C import from_numpy, from_dlpack  # noqa: E402,F401  (numpy and DLPack in
 from . import autograd  # noqa: E402
 from . import library  # noqa: E402,F401
 from ._C import plugins, load_plugin, fallback_stats, set_fallback_policy  # noqa: E402,F401
+from ._C import (  # noqa: E402,F401  (streams, events, device runtime: loom/stream.h)
+    Stream, Event, DeviceProperties, current_stream, default_stream, set_stream, synchronize,
+    device_properties, memory_stats, empty_cache, reset_peak_memory_stats, set_device_option,
+)
+from ._device_runtime import (  # noqa: E402,F401
+    stream, memory_allocated, max_memory_allocated, memory_reserved, max_memory_reserved,
+)
 
 _ops.install(globals())
 _tensor.install_method_functions(globals())
@@ -40,6 +47,18 @@ from ._C import stack  # noqa: E402,F401
 
 from . import nn  # noqa: E402  (after install: nn calls catalog ops)
 from . import optim, utils  # noqa: E402
+from . import backends, cuda  # noqa: E402
 from .serialization import save, load  # noqa: E402
+
+
+
+def __getattr__(name):
+    # Ops defined after import (by a plugin loaded on first use of its
+    # device, e.g. sim's sim_kernel_stream) appear on first access.
+    _ops.install(globals())
+    if name in globals():
+        return globals()[name]
+    raise AttributeError(f"module 'loom' has no attribute '{name}'")
+
 
 __all__ = [n for n in dir() if not n.startswith("_")]

@@ -33,4 +33,5 @@ PYBIND11_MODULE(_C, m) {
   bind_indexing(m);
   bind_interop(m);
   bind_plugins(m);
+  bind_device_runtime(m);
 }

@@ -19,4 +19,5 @@ void bind_autograd(py::module_& m);
 void bind_indexing(py::module_& m);  // Tensor.__getitem__ / __setitem__
 void bind_interop(py::module_& m);   // numpy and DLPack
 void bind_plugins(py::module_& m);   // plugins(), load_plugin, fallback_stats, library
+void bind_device_runtime(py::module_& m);  // streams, events, device properties, memory stats
 }  // namespace loom::python

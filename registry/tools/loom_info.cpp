@@ -4,9 +4,13 @@
 //
 // Prints the plugin search path, then one row per plugin: name, version, ABI,
 // state, device count, kernels, library path, and for a failed plugin (or
-// one without devices) the reason on the following line. It is a report:
+// one without devices) the reason on the following line; then, per device
+// of every loaded plugin, its properties, allocator statistics and the
+// optional runtime features its plugin offers. It is a report:
 // the exit status is 0 even when plugins failed, and non-zero only for a
 // usage error.
+#include <loom/device_info.h>
+#include <loom/error.h>
 #include <loom/plugin_api.h>
 #include <loom/registry.h>
 
@@ -34,6 +38,47 @@ void usage(std::FILE* to) {
 }
 
 std::string or_dash(const std::string& s) { return s.empty() ? "-" : s; }
+
+std::string mib(uint64_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
+
+std::string feature_list(const loom::DeviceRuntimeFeatures& f) {
+  std::string out;
+  auto add = [&](bool on, const char* name) {
+    if (!on) return;
+    if (!out.empty()) out += ' ';
+    out += name;
+  };
+  add(f.streams, "streams");
+  add(f.events, "events");
+  add(f.properties, "properties");
+  add(f.memory_stats, "memory-stats");
+  add(f.current_stream, "current-stream");
+  add(f.options, "options");
+  return out.empty() ? "none" : out;
+}
+
+// One block per device: what it is and how its allocator stands, for the
+// plugins that offer those (ABI 1.2). A failing query is reported, not fatal.
+void print_device(const std::string& type, int index, const loom::DeviceRuntimeFeatures& f) {
+  const loom::Device d(type + ":" + std::to_string(index));
+  std::printf("    %s\n", d.str().c_str());
+  try {
+    if (f.properties) {
+      const auto p = loom::device_properties(d);
+      std::printf("        %s, %s, capability %d.%d, %d compute unit(s)\n", p.name.c_str(),
+                  mib(p.total_memory).c_str(), p.major, p.minor, p.multi_processor_count);
+    }
+    if (f.memory_stats) {
+      const auto m = loom::memory_stats(d);
+      std::printf("        memory: %s allocated (peak %s), %s reserved (peak %s), %llu allocation(s)\n",
+                  mib(m.allocated_bytes).c_str(), mib(m.max_allocated_bytes).c_str(),
+                  mib(m.reserved_bytes).c_str(), mib(m.max_reserved_bytes).c_str(),
+                  static_cast<unsigned long long>(m.num_allocs));
+    }
+  } catch (const loom::Error& e) {
+    std::printf("        query failed: %s\n", e.what());
+  }
+}
 
 }  // namespace
 
@@ -104,6 +149,16 @@ int main(int argc, char** argv) {
   for (const auto& r : rows) {
     print_row(r.cells);
     if (!r.note.empty()) std::printf("      %s\n", r.note.c_str());
+  }
+
+  std::printf("\ndevices:\n");
+  for (const auto& p : plugins) {
+    if (p.state != loom::registry::PluginState::Loaded) continue;
+    for (const auto& type : p.registered_device_types) {
+      const auto features = loom::device_runtime_features(type);
+      std::printf("  %s: optional runtime features: %s\n", type.c_str(), feature_list(features).c_str());
+      for (int i = 0; i < loom::device_count(type); ++i) print_device(type, i, features);
+    }
   }
   return 0;
 }

@@ -1,6 +1,8 @@
-// sim_kernels.cpp — the only two kernels sim has: add and mul. Everything
-// else reaches sim through loom's CPU fallback.
+// sim_kernels.cpp — the only two kernels sim has: add and mul (everything
+// else reaches sim through loom's CPU fallback), and a diagnostic op that
+// shows which stream loom hands sim's kernels.
 #include "sim_memory.hpp"
+#include "sim_runtime.hpp"
 
 #include <loom/plugin.hpp>
 
@@ -43,6 +45,7 @@ T* host_data(const LoomTensorDesc& t) {
 
 template <bool IsAdd>
 void binary(const LoomKernelCall& c) {
+  check_work_stream(c.outputs[0].device.index, c.stream);
   const LoomTensorDesc& a = c.inputs[0];
   const LoomTensorDesc& b = c.inputs[1];
   const LoomTensorDesc& out = c.outputs[0];
@@ -72,11 +75,27 @@ constexpr uint64_t kDTypes = LOOM_DTYPE_BIT(LOOM_DTYPE_BOOL) | LOOM_DTYPE_BIT(LO
                              LOOM_DTYPE_BIT(LOOM_DTYPE_BFLOAT16) | LOOM_DTYPE_BIT(LOOM_DTYPE_FLOAT32) |
                              LOOM_DTYPE_BIT(LOOM_DTYPE_FLOAT64);
 
+// sim_kernel_stream(x): a 0-d int64 tensor holding the stream handle this
+// kernel call received (0 for the default stream), so tests can see that
+// loom passes the current stream. Checked like any other sim work.
+void kernel_stream(const LoomKernelCall& c) {
+  check_work_stream(c.outputs[0].device.index, c.stream);
+  *host_data<int64_t>(c.outputs[0]) = static_cast<int64_t>(reinterpret_cast<intptr_t>(c.stream));
+}
+
+LoomError* kernel_stream_shape(const LoomKernelCall*, LoomOutputSpec* specs, int32_t, void*) {
+  specs[0].dtype = LOOM_DTYPE_INT64;
+  specs[0].ndim = 0;
+  return nullptr;
+}
+
 }  // namespace
 
 void register_kernels(loom::plugin::Registrar& r) {
   r.kernel("add", "sim", loom::plugin::kernel<binary<true>>, kDTypes);
   r.kernel("mul", "sim", loom::plugin::kernel<binary<false>>, kDTypes);
+  r.def("sim_kernel_stream(Tensor self) -> Tensor", &kernel_stream_shape);
+  r.kernel("sim_kernel_stream", "sim", loom::plugin::kernel<kernel_stream>);
 }
 
 }  // namespace sim

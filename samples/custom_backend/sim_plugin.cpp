@@ -1,7 +1,8 @@
 // sim_plugin.cpp — the entry point of the reference out-of-tree backend.
 //
-// A whole device backend for loom in three small files: the device type
-// (memory and copies), two kernels, and this entry. It links nothing of
+// A whole device backend for loom in four small files: the device type
+// (memory and copies), its runtime (streams, events, options), kernels, and
+// this entry. It links nothing of
 // loom but the plugin ABI headers.
 #include <loom/plugin.hpp>
 

@@ -11,6 +11,7 @@
 
 #include <loom/autograd.h>
 #include <loom/device.h>
+#include <loom/device_info.h>
 #include <loom/dispatcher.h>
 #include <loom/dtype.h>
 #include <loom/error.h>
@@ -18,9 +19,12 @@
 #include <loom/registry.h>
 #include <loom/scalar.h>
 #include <loom/state_dict.h>
+#include <loom/stream.h>
 #include <loom/tensor.h>
 
-// The libtorch-like frontend: modules, optimizers, safetensors, data loading.
+// The libtorch-like frontend: modules, optimizers, safetensors, data loading,
+// and torch::cuda's names (loom/cuda.h).
+#include <loom/cuda.h>
 #include <loom/data.h>
 #include <loom/io.h>
 #include <loom/nn.h>

@@ -1,0 +1,188 @@
+// stream.cpp — streams, the per-thread current stream, and events, on top of
+// the plugin's optional stream/event slots (loom/stream.h).
+#include "current_stream.h"
+#include "device_registry.h"
+
+#include <loom/error.h>
+#include <loom/stream.h>
+
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+namespace loom {
+namespace detail {
+
+constinit thread_local const CurrentStreamTable* current_streams LOOM_FAST_TLS = nullptr;
+
+struct StreamHandle {
+  Device device;
+  void* handle = nullptr;
+  ~StreamHandle() {
+    const auto& e = device_type(device.type);
+    e.desc.stream_destroy(e.desc.device_data, device.index, handle);
+  }
+};
+
+struct EventState {
+  std::optional<Device> device;  // set by the first record
+  void* handle = nullptr;        // created by the first record
+  bool recorded = false;
+  ~EventState() {
+    if (!handle) return;
+    const auto& e = device_type(device->type);
+    e.desc.event_destroy(e.desc.device_data, device->index, handle);
+  }
+};
+
+namespace {
+
+// What set_current_stream changed on this thread: the handle table the hot
+// path reads, and the Streams it points into (kept alive while current).
+struct ThreadStreams {
+  CurrentStreamTable table;
+  std::vector<Stream> owners;  // at most one per device, non-default only
+  ~ThreadStreams() { current_streams = nullptr; }
+};
+
+thread_local std::unique_ptr<ThreadStreams> thread_streams;
+
+ThreadStreams& this_thread_streams() {
+  if (!thread_streams) {
+    thread_streams = std::make_unique<ThreadStreams>();
+    current_streams = &thread_streams->table;
+  }
+  return *thread_streams;
+}
+
+const DeviceTypeEntry& stream_entry(Device d) {
+  return device_type_offering(d, device_type(d.type).desc.stream_create != nullptr, "streams");
+}
+
+const DeviceTypeEntry& event_entry(Device d) {
+  return device_type_offering(d, device_type(d.type).desc.event_create != nullptr, "events");
+}
+
+}  // namespace
+}  // namespace detail
+
+Stream::Stream(Device device) : device_(device) {
+  const auto& e = detail::stream_entry(device);
+  void* handle = nullptr;
+  if (LoomError* err = e.desc.stream_create(e.desc.device_data, device.index, &handle))
+    detail::throw_abi_error(err, detail::cat("creating a stream on ", device.str()));
+  LOOM_CHECK(handle, "creating a stream on ", device.str(), ": the plugin (", e.plugin,
+             ") returned a null stream, which means the default stream");
+  auto owned = std::make_shared<detail::StreamHandle>();
+  owned->device = device;
+  owned->handle = handle;
+  handle_ = std::move(owned);
+}
+
+Stream Stream::default_stream(Device device) {
+  (void)detail::device_type(device.type);  // a registered type
+  return Stream(device, nullptr);
+}
+
+void* Stream::native_handle() const { return handle_ ? handle_->handle : nullptr; }
+
+void Stream::synchronize() const {
+  if (!handle_) {
+    loom::synchronize(device_);
+    return;
+  }
+  const auto& e = detail::device_type(device_.type);
+  if (LoomError* err = e.desc.stream_synchronize(e.desc.device_data, device_.index, handle_->handle))
+    detail::throw_abi_error(err, detail::cat("synchronizing a stream of ", device_.str()));
+}
+
+Stream current_stream(Device device) {
+  if (detail::current_stream_handle(device)) {
+    for (const Stream& s : detail::thread_streams->owners)
+      if (s.device() == device) return s;
+  }
+  return Stream::default_stream(device);
+}
+
+namespace detail {
+namespace {
+// Tells the plugin (when it has the slot), then points this thread's table at
+// the stream. A plugin refusal throws before anything changed, unless
+// `restoring`: a guard going out of scope must not throw, and the host's
+// table goes back to the previous stream in any case.
+void make_current(const Stream& stream, bool restoring) {
+  const Device d = stream.device();
+  void* handle = stream.native_handle();
+  const auto& e = device_type(d.type);
+  LOOM_CHECK(!handle || d.index < kMaxStreamDevices, "set_current_stream: device ", d.str(),
+             " is past the ", kMaxStreamDevices,
+             " devices per type that may have a non-default current stream");
+  if (e.desc.set_current_stream) {
+    LoomError* err = e.desc.set_current_stream(e.desc.device_data, d.index, handle);
+    if (err && !restoring) throw_abi_error(err, cat("making a stream current on ", d.str()));
+    if (err) err->destroy(err);
+  }
+  if (!handle && !thread_streams) return;  // already the default everywhere
+  auto& ts = this_thread_streams();
+  std::erase_if(ts.owners, [&](const Stream& s) { return s.device() == d; });
+  if (handle) ts.owners.push_back(stream);
+  if (d.index < kMaxStreamDevices) ts.table.handle[d.type][d.index] = handle;
+}
+}  // namespace
+}  // namespace detail
+
+void set_current_stream(const Stream& stream) { detail::make_current(stream, false); }
+
+StreamGuard::StreamGuard(const Stream& stream) : previous_(current_stream(stream.device())) {
+  set_current_stream(stream);
+}
+
+StreamGuard::~StreamGuard() { detail::make_current(previous_, true); }
+
+Event::Event() : state_(std::make_shared<detail::EventState>()) {}
+
+void Event::record(const Stream& stream) {
+  const Device d = stream.device();
+  if (state_->device && *state_->device != d)
+    throw Error(detail::cat("Event.record: the event belongs to ", state_->device->str(),
+                            " (its first record) and cannot be recorded on a stream of ", d.str()));
+  const auto& e = detail::event_entry(d);
+  if (!state_->handle) {
+    void* handle = nullptr;
+    if (LoomError* err = e.desc.event_create(e.desc.device_data, d.index, &handle))
+      detail::throw_abi_error(err, detail::cat("creating an event on ", d.str()));
+    state_->device = d;
+    state_->handle = handle;
+  }
+  if (LoomError* err = e.desc.event_record(e.desc.device_data, d.index, state_->handle,
+                                           stream.native_handle()))
+    detail::throw_abi_error(err, detail::cat("recording an event on ", d.str()));
+  state_->recorded = true;
+}
+
+void Event::synchronize() const {
+  if (!state_->recorded) return;
+  const Device d = *state_->device;
+  const auto& e = detail::device_type(d.type);
+  if (LoomError* err = e.desc.event_synchronize(e.desc.device_data, d.index, state_->handle))
+    detail::throw_abi_error(err, detail::cat("synchronizing an event on ", d.str()));
+}
+
+float Event::elapsed_ms(const Event& end) const {
+  LOOM_CHECK(state_->recorded, "Event.elapsed_ms: the start event was never recorded");
+  LOOM_CHECK(end.state_->recorded, "Event.elapsed_ms: the end event was never recorded");
+  const Device d = *state_->device;
+  LOOM_CHECK(*end.state_->device == d, "Event.elapsed_ms: the events were recorded on ",
+             d.str(), " and ", end.state_->device->str(), "; both must be on one device");
+  const auto& e = detail::device_type(d.type);
+  float ms = 0;
+  if (LoomError* err =
+          e.desc.event_elapsed_ms(e.desc.device_data, d.index, state_->handle, end.state_->handle, &ms))
+    detail::throw_abi_error(err, detail::cat("timing two events on ", d.str()));
+  return ms;
+}
+
+bool Event::is_recorded() const { return state_->recorded; }
+std::optional<Device> Event::device() const { return state_->device; }
+
+}  // namespace loom

@@ -1,0 +1,34 @@
+"""loom.backends.cuda: settings of the CUDA plugin, as in torch.backends.cuda.
+
+    loom.backends.cuda.matmul.allow_tf32 = True   # float32 matmuls may use TF32
+
+Setting it hands the value to the CUDA plugin (the device option
+"allow_tf32"), loading the plugin first when there is one; without a CUDA
+plugin or GPU the value is only kept, as on a CPU-only PyTorch. The default
+is False, as in PyTorch >= 1.12.
+"""
+from .. import _C
+
+
+class _MatmulSettings:
+    def __init__(self):
+        self._allow_tf32 = False
+
+    @property
+    def allow_tf32(self):
+        return self._allow_tf32
+
+    @allow_tf32.setter
+    def allow_tf32(self, value):
+        value = bool(value)
+        # Loads the plugin when there is one; a plugin that has no such
+        # option raises, naming it.
+        if _C._available_device_count("cuda") > 0:
+            _C.set_device_option("cuda", "allow_tf32", "1" if value else "0")
+        self._allow_tf32 = value
+
+    def __repr__(self):
+        return f"<loom.backends.cuda.matmul allow_tf32={self._allow_tf32}>"
+
+
+matmul = _MatmulSettings()
