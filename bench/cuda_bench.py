@@ -1,0 +1,115 @@
+"""loom's CUDA plugin against PyTorch on the same GPU, side by side in one run
+(issue 8's targets). Needs a GPU, loom built with the CUDA plugin, and torch
+with CUDA:
+
+    PYTHONPATH=build/python python3 bench/cuda_bench.py [--quick]
+
+Prints, per case, loom's and PyTorch's time (median of repeats, each timed
+between device synchronisations), the ratio torch / loom (> 1: loom faster)
+and, for the bandwidth cases, GB/s against a device-to-device copy.
+Without a GPU (or without torch's CUDA) it says why and exits 0.
+"""
+import statistics
+import sys
+import time
+
+QUICK = "--quick" in sys.argv
+
+
+def timed(fn, sync, repeats=None, inner=None):
+    """Median seconds of one call of fn, timed in batches between syncs."""
+    repeats = repeats or (3 if QUICK else 7)
+    fn()
+    sync()
+    inner = inner or 1
+    runs = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(inner):
+            fn()
+        sync()
+        runs.append((time.perf_counter() - start) / inner)
+    return statistics.median(runs)
+
+
+def row(name, t_loom, t_torch, extra=""):
+    ratio = t_torch / t_loom if t_loom > 0 else float("nan")
+    print(f"{name:44s} loom {t_loom * 1e3:10.3f} ms  torch {t_torch * 1e3:10.3f} ms  torch/loom {ratio:5.2f}x {extra}")
+
+
+def main():
+    try:
+        import loom
+    except ImportError as e:
+        print(f"cuda_bench: loom is not importable ({e}); set PYTHONPATH=build/python")
+        return 0
+    if not loom.cuda.is_available():
+        print("cuda_bench: loom sees no CUDA device:", loom.device_unavailable_reason("cuda")
+              if hasattr(loom, "device_unavailable_reason") else "")
+        return 0
+    try:
+        import torch
+    except ImportError:
+        print("cuda_bench: torch is not installed; nothing to compare with")
+        return 0
+    if not torch.cuda.is_available():
+        print("cuda_bench: torch has no CUDA here")
+        return 0
+    print("device:", loom.cuda.get_device_name(0), "| torch", torch.__version__)
+    lsync, tsync = loom.cuda.synchronize, torch.cuda.synchronize
+
+    # matmul: TF32 off and on, fp16, bf16; TFLOP/s.
+    for n in ([4096] if QUICK else [4096, 8192]):
+        for label, ldt, tdt, tf32 in [("fp32", loom.float32, torch.float32, False),
+                                      ("fp32 tf32", loom.float32, torch.float32, True),
+                                      ("fp16", loom.float16, torch.float16, False),
+                                      ("bf16", loom.bfloat16, torch.bfloat16, False)]:
+            loom.backends.cuda.matmul.allow_tf32 = tf32
+            torch.backends.cuda.matmul.allow_tf32 = tf32
+            a = loom.randn(n, n, device="cuda").to(ldt)
+            b = loom.randn(n, n, device="cuda").to(ldt)
+            ta = torch.randn(n, n, device="cuda", dtype=tdt)
+            tb = torch.randn(n, n, device="cuda", dtype=tdt)
+            tl = timed(lambda: a @ b, lsync)
+            tt = timed(lambda: ta @ tb, tsync)
+            flops = 2 * n ** 3
+            row(f"matmul {label} {n}^3", tl, tt, f"({flops / tl / 1e12:.1f} vs {flops / tt / 1e12:.1f} TFLOP/s)")
+    loom.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
+
+    # Bandwidth: add and sum over 256M float32, against a device-to-device copy.
+    n = (1 << 24) if QUICK else (1 << 28)
+    x = loom.randn(n, device="cuda")
+    y = loom.randn(n, device="cuda")
+    tx = torch.randn(n, device="cuda")
+    ty = torch.randn(n, device="cuda")
+    copy_l = timed(lambda: x.clone(), lsync)
+    copy_t = timed(lambda: tx.clone(), tsync)
+    gb = 4 * n / 1e9
+    row(f"copy (clone) {n} fp32", copy_l, copy_t, f"({2 * gb / copy_l:.0f} vs {2 * gb / copy_t:.0f} GB/s)")
+    tl, tt = timed(lambda: x + y, lsync), timed(lambda: tx + ty, tsync)
+    row(f"add {n} fp32", tl, tt, f"({3 * gb / tl:.0f} GB/s = {(3 * gb / tl) / (2 * gb / copy_l):.2f} of copy)")
+    tl, tt = timed(lambda: x.sum(), lsync), timed(lambda: tx.sum(), tsync)
+    row(f"sum {n} fp32", tl, tt, f"({gb / tl:.0f} GB/s = {(gb / tl) / (2 * gb / copy_l):.2f} of copy)")
+    del x, y, tx, ty
+
+    # Per-op launch overhead, 1-element tensors.
+    a1, b1 = loom.ones(1, device="cuda"), loom.ones(1, device="cuda")
+    ta1, tb1 = torch.ones(1, device="cuda"), torch.ones(1, device="cuda")
+    tl = timed(lambda: a1 + b1, lsync, inner=2000)
+    tt = timed(lambda: ta1 + tb1, tsync, inner=2000)
+    row("add, 1 element (per op)", tl, tt)
+
+    # conv2d forward + backward, batch 64, 64->64, 56x56, 3x3.
+    xs = loom.randn(64, 64, 56, 56, device="cuda").requires_grad_()
+    ws = loom.randn(64, 64, 3, 3, device="cuda").requires_grad_()
+    txs = torch.randn(64, 64, 56, 56, device="cuda", requires_grad=True)
+    tws = torch.randn(64, 64, 3, 3, device="cuda", requires_grad=True)
+    tl = timed(lambda: loom.nn.functional.conv2d(xs, ws, padding=1).sum().backward(), lsync, repeats=3)
+    tt = timed(lambda: torch.nn.functional.conv2d(txs, tws, padding=1).sum().backward(), tsync, repeats=3)
+    row("conv2d fwd+bwd 64x64x56x56 3x3", tl, tt)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
