@@ -1,0 +1,12 @@
+// The indexing and shape family (docs/kernel_conventions.md, "Indexing" and
+// "Shape"): each file registers its own ops.
+#include "../device.hpp"
+#include "index_shape.hpp"
+
+namespace loom::cuda {
+
+void register_index_shape_kernels(plugin::Registrar& r) {
+  indexing::register_indexing_kernels(r);
+}
+
+}  // namespace loom::cuda

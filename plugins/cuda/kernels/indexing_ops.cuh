@@ -1,0 +1,110 @@
+// The index math of the CUDA indexing and shape kernels (indexing.cu,
+// indexing_masked.cu, shape.cu, pad_embedding.cu) as __host__ __device__
+// functions, so tests/indexing_ops_test.cu checks them on the host against
+// the CPU plugin's rules (docs/kernel_conventions.md, "Indexing", "Shape",
+// "Loss, dropout, embedding, pad").
+#pragma once
+
+#include "dtype.cuh"
+
+#include <cstdint>
+#include <type_traits>
+
+namespace loom::cuda::indexing {
+
+// 0 <= i < size in one compare (a negative index is out of range: the core
+// has already wrapped the indices it may wrap).
+__host__ __device__ inline bool in_bounds(int64_t i, int64_t size) {
+  return static_cast<uint64_t>(i) < static_cast<uint64_t>(size);
+}
+
+// The type scatter_add_/index_add_ add in, as the CPU plugin: 16-bit floats
+// in float, integers in an unsigned type of at least 32 bits (sums wrap
+// modulo 2^bits, two's complement), bool in bool (an add is an or).
+template <class T> struct AddTypeOf { using type = compute_t<T>; };
+template <> struct AddTypeOf<uint8_t> { using type = uint32_t; };
+template <> struct AddTypeOf<int8_t> { using type = uint32_t; };
+template <> struct AddTypeOf<int16_t> { using type = uint32_t; };
+template <> struct AddTypeOf<int32_t> { using type = uint32_t; };
+template <> struct AddTypeOf<int64_t> { using type = uint64_t; };
+template <class T> using add_t = typename AddTypeOf<T>::type;
+
+// dst + alpha * v for scatter_add_ (alpha 1) and index_add_, rounded once to
+// T as the CPU plugin does: the scaled source is rounded to the add type,
+// then the sum. `scaled` is false when alpha is 1 (the product is skipped,
+// which matters for NaN-free but inf-bearing sources: inf * 1 is inf anyway,
+// but skipping keeps the CPU's exact operation order).
+template <class T>
+struct ScatterAdd {
+  using A = add_t<T>;
+  A alpha;
+  bool scaled;
+  __host__ __device__ T operator()(T dst, T v) const {
+    if constexpr (std::is_same_v<T, bool>) {
+      const bool x = scaled ? (v && alpha) : v;
+      return dst || x;
+    } else {
+      A x = static_cast<A>(widen(v));
+      if (scaled) x = static_cast<A>(x * alpha);
+      return narrow<T>(static_cast<compute_t<T>>(static_cast<A>(static_cast<A>(widen(dst)) + x)));
+    }
+  }
+};
+
+// ---- flip / roll ----------------------------------------------------------------------
+
+// Input index along one dim of size n for output index o: flipped, or rolled
+// by shift s in [0, n) (out[o] = in[(o - s) mod n]).
+__host__ __device__ inline int64_t flip_source(int64_t o, int64_t n) { return n - 1 - o; }
+__host__ __device__ inline int64_t roll_source(int64_t o, int64_t shift, int64_t n) {
+  return o >= shift ? o - shift : o - shift + n;
+}
+
+// ---- tril / triu ----------------------------------------------------------------------
+
+// Whether element (i, j) of a matrix survives tril (j <= i + k) or triu
+// (j >= i + k).
+__host__ __device__ inline bool triangle_keeps(bool lower, int64_t i, int64_t j, int64_t k) {
+  return lower ? j <= i + k : j >= i + k;
+}
+
+// ---- pad ------------------------------------------------------------------------------
+
+enum class PadMode : int32_t { Constant, Reflect, Replicate };
+
+// Input index for output index o along a dim of input size n padded by
+// `before`; -1 means "the fill value" (constant mode only). The core
+// guarantees reflect pads are < n and reflect/replicate dims non-empty.
+__host__ __device__ inline int64_t pad_source(PadMode m, int64_t o, int64_t before, int64_t n) {
+  const int64_t i = o - before;
+  if (i >= 0 && i < n) return i;
+  switch (m) {
+    case PadMode::Constant: return -1;
+    case PadMode::Reflect: return i < 0 ? -i : 2 * (n - 1) - i;
+    case PadMode::Replicate: return i < 0 ? 0 : n - 1;
+  }
+  return -1;
+}
+
+// ---- nonzero / masked_select ----------------------------------------------------------
+
+// Whether x counts as nonzero: NaN does, -0 does not; 16-bit floats compare
+// as float.
+template <class T>
+__host__ __device__ inline bool is_nonzero(T x) {
+  if constexpr (std::is_same_v<T, bool>) return x;
+  else if constexpr (is_half_v<T>) return widen(x) != 0.0f;
+  else return x != T(0);
+}
+
+// Row-major coordinates of linear index i in `shape` (ndim dims), written to
+// coord[0..ndim).
+__host__ __device__ inline void unravel(int64_t i, int32_t ndim, const int64_t* shape, int64_t* coord) {
+  for (int32_t d = ndim - 1; d >= 0; --d) {
+    const int64_t q = i / shape[d];
+    coord[d] = i - q * shape[d];
+    i = q;
+  }
+}
+
+}  // namespace loom::cuda::indexing
