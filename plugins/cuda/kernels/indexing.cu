@@ -21,6 +21,7 @@
 #include "elementwise_args.hpp"
 #include "geometry.cuh"
 #include "index_check.cuh"
+#include "index_shape.hpp"
 #include "indexing_ops.cuh"
 
 #include <algorithm>
@@ -29,32 +30,10 @@
 namespace loom::cuda::indexing {
 namespace {
 
-using ew::fail_args;
-
-template <class F>
-void visit_index(int32_t dtype, const char* op, F&& f) {
-  if (dtype == LOOM_DTYPE_INT64) return f(int64_t{});
-  if (dtype == LOOM_DTYPE_INT32) return f(int32_t{});
-  fail_args(op, std::string("index must be int64 or int32, got ") + plugin::dtype_name(dtype));
-}
-
-// Calls f(W{}) with an unsigned word of `dtype`'s width.
-template <class F>
-void visit_width(int32_t dtype, const char* op, F&& f) {
-  switch (plugin::dtype_itemsize(dtype)) {
-    case 1: return f(uint8_t{});
-    case 2: return f(uint16_t{});
-    case 4: return f(uint32_t{});
-    case 8: return f(uint64_t{});
-    default: break;
-  }
-  fail_args(op, std::string("unsupported dtype ") + plugin::dtype_name(dtype));
-}
-
 int32_t dim_value(const LoomKernelCall& c, const char* op, const LoomTensorDesc& self) {
   const int64_t dim = ew::value_at(c, op, 0).u.i;
   if (dim < 0 || dim >= self.ndim) [[unlikely]]
-    fail_args(op, "dim " + std::to_string(dim) + " out of range for " + std::to_string(self.ndim) + "-d self");
+    fail_op(op, "dim " + std::to_string(dim) + " out of range for " + std::to_string(self.ndim) + "-d self");
   return static_cast<int32_t>(dim);
 }
 
@@ -86,7 +65,7 @@ void gather(const LoomKernelCall& c) {
   const int32_t dim = dim_value(c, Op, self);
   ew::expect_like(index, out, Op, false);
   if (self.ndim != out.ndim || self.dtype != out.dtype) [[unlikely]]
-    fail_args(Op, "self and output differ in ndim or dtype");
+    fail_op(Op, "self and output differ in ndim or dtype");
   int64_t sstr[kMaxKernelDims + 1];
   if (self.ndim > kMaxKernelDims) [[unlikely]]
     throw plugin::Failure(LOOM_STATUS_UNSUPPORTED, std::string("cuda ") + Op + ": more than 12 dims");
@@ -250,7 +229,7 @@ void scatter(const LoomKernelCall& c) {
   const LoomTensorDesc& src = c.inputs[2];
   const int32_t dim = dim_value(c, Op, self);
   if (index.ndim != self.ndim || src.ndim != self.ndim || src.dtype != self.dtype) [[unlikely]]
-    fail_args(Op, "self, index and src differ in ndim or dtype");
+    fail_op(Op, "self, index and src differ in ndim or dtype");
   const ScatterPlan p = plan_scatter(self, index, src, dim, Op);
   if (p.kept.numel == 0 || p.len == 0) return;
   const cudaStream_t s = ew::enter(c);
