@@ -8,6 +8,7 @@ namespace loom::cuda {
 void register_index_shape_kernels(plugin::Registrar& r) {
   indexing::register_indexing_kernels(r);
   indexing::register_shape_kernels(r);
+  indexing::register_pad_embedding_kernels(r);
 }
 
 }  // namespace loom::cuda

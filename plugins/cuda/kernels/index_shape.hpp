@@ -50,4 +50,5 @@ inline void check_launch(int device, const char* op) {
 
 void register_indexing_kernels(plugin::Registrar& r);  // indexing.cu: gather, index_select, scatters
 void register_shape_kernels(plugin::Registrar& r);     // shape.cu: cat, flip, roll, tril/triu
+void register_pad_embedding_kernels(plugin::Registrar& r);  // pad_embedding.cu: pad, embedding
 }  // namespace loom::cuda::indexing
