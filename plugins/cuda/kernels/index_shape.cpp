@@ -7,6 +7,7 @@ namespace loom::cuda {
 
 void register_index_shape_kernels(plugin::Registrar& r) {
   indexing::register_indexing_kernels(r);
+  indexing::register_masked_kernels(r);
   indexing::register_shape_kernels(r);
   indexing::register_pad_embedding_kernels(r);
 }

@@ -49,6 +49,7 @@ inline void check_launch(int device, const char* op) {
 }
 
 void register_indexing_kernels(plugin::Registrar& r);  // indexing.cu: gather, index_select, scatters
+void register_masked_kernels(plugin::Registrar& r);    // indexing_masked.cu: masked_fill_, nonzero, masked_select
 void register_shape_kernels(plugin::Registrar& r);     // shape.cu: cat, flip, roll, tril/triu
 void register_pad_embedding_kernels(plugin::Registrar& r);  // pad_embedding.cu: pad, embedding
 }  // namespace loom::cuda::indexing
