@@ -9,6 +9,7 @@ void register_index_shape_kernels(plugin::Registrar& r) {
   indexing::register_indexing_kernels(r);
   indexing::register_masked_kernels(r);
   indexing::register_shape_kernels(r);
+  indexing::register_sort_kernels(r);
   indexing::register_pad_embedding_kernels(r);
 }
 

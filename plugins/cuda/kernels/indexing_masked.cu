@@ -145,13 +145,6 @@ Walk make_walk(const LoomTensorDesc& x, const int64_t* mask_strides, const char*
   return w;
 }
 
-// Device blocks of one call, freed on every path.
-struct Scratch {
-  CachingAllocator& allocator;
-  void* ptr;
-  ~Scratch() { allocator.free(ptr); }
-};
-
 // Flags, scan, write; then checks the total against `rows`, the size the
 // core allocated.
 template <class Rule, class Writer>
@@ -165,14 +158,14 @@ void compact(const LoomKernelCall& c, const char* op, const Walk& w, Rule rule, 
   }
   CachingAllocator& a = allocator(device);
   // pos (numel int64) followed by the total.
-  const Scratch pos_block{a, a.allocate(static_cast<size_t>(w.numel + 1) * sizeof(int64_t), s)};
+  const ScratchBlock pos_block{a, a.allocate(static_cast<size_t>(w.numel + 1) * sizeof(int64_t), s)};
   auto* pos = static_cast<int64_t*>(pos_block.ptr);
   auto* total = reinterpret_cast<long long*>(pos + w.numel);
   flag_kernel<<<grid_for(w.numel), kBlock, 0, s>>>(pos, w, rule);
   check_launch(device, op);
   size_t temp_bytes = 0;
   check(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, pos, pos, w.numel, s), device, "cub scan (size)");
-  const Scratch temp{a, a.allocate(temp_bytes > 0 ? temp_bytes : 1, s)};
+  const ScratchBlock temp{a, a.allocate(temp_bytes > 0 ? temp_bytes : 1, s)};
   check(cub::DeviceScan::ExclusiveSum(temp.ptr, temp_bytes, pos, pos, w.numel, s), device, "cub scan");
   write_kernel<<<grid_for(w.numel), kBlock, 0, s>>>(pos, w, rule, write, rows, total);
   check_launch(device, op);

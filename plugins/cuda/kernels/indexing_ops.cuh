@@ -8,6 +8,7 @@
 #include "dtype.cuh"
 
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 namespace loom::cuda::indexing {
@@ -104,6 +105,39 @@ __host__ __device__ inline void unravel(int64_t i, int32_t ndim, const int64_t* 
     const int64_t q = i / shape[d];
     coord[d] = i - q * shape[d];
     i = q;
+  }
+}
+
+// ---- sort / topk ----------------------------------------------------------------------
+
+// Radix-sort keys: an unsigned integer whose order is the sort order of
+// docs/kernel_conventions.md ("sort"): numbers ascending, every NaN equal
+// and above every number, -0 equal to +0 (both would keep index order in a
+// stable sort). Integers flip their sign bit; floats (16-bit ones widened to
+// float, which is exact and monotonic) map negative bit patterns to their
+// complement and set the sign bit of the others. The key's significant bits
+// are the low sort_key_bits<T>.
+template <class T>
+inline constexpr int sort_key_bits = is_half_v<T> ? 32 : static_cast<int>(sizeof(T) * 8);
+
+template <class T>
+__host__ __device__ inline uint64_t sort_key(T x) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return x ? 1u : 0u;
+  } else if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    constexpr U sign = std::is_signed_v<T> ? static_cast<U>(U(1) << (sizeof(T) * 8 - 1)) : U(0);
+    return static_cast<U>(static_cast<U>(x) ^ sign);
+  } else {
+    using F = std::conditional_t<std::is_same_v<T, double>, double, float>;
+    using U = std::conditional_t<std::is_same_v<T, double>, uint64_t, uint32_t>;
+    const F f = static_cast<F>(widen(x));
+    if (f != f) return static_cast<U>(~U(0));  // every NaN: the largest key
+    const F canonical = f == F(0) ? F(0) : f;  // -0 sorts as +0
+    U bits;
+    memcpy(&bits, &canonical, sizeof bits);
+    constexpr U sign = U(1) << (sizeof(U) * 8 - 1);
+    return (bits & sign) ? static_cast<U>(~bits) : static_cast<U>(bits | sign);
   }
 }
 

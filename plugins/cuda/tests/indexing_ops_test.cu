@@ -146,3 +146,32 @@ TEST_CASE("unravel gives row-major coordinates", "[masked]") {
   unravel(13, 3, shape, coord);  // 13 = 1*12 + 0*4 + 1
   CHECK((coord[0] == 1 && coord[1] == 0 && coord[2] == 1));
 }
+
+TEST_CASE("sort keys order numbers, put NaN above all and -0 with +0", "[sort]") {
+  const std::vector<float> xs = {-kInff, -3.5f, -1e-30f, 0.0f, 1e-30f, 2.0f, kInff};
+  for (size_t i = 0; i + 1 < xs.size(); ++i) CHECK(sort_key(xs[i]) < sort_key(xs[i + 1]));
+  CHECK(sort_key(kInff) < sort_key(kNaNf));
+  CHECK(sort_key(-kNaNf) == sort_key(kNaNf));
+  CHECK(sort_key(-0.0f) == sort_key(0.0f));
+  CHECK(sort_key(-0.0) == sort_key(0.0));
+  CHECK(sort_key(-1.0) < sort_key(-0.5));
+  CHECK(sort_key(std::numeric_limits<double>::infinity()) < sort_key(std::nan("")));
+  // 16-bit floats sort as float.
+  CHECK(sort_key(__float2half(-2.0f)) == sort_key(-2.0f));
+  CHECK(sort_key(__float2bfloat16(65504.0f)) < sort_key(__float2bfloat16(kNaNf)));
+  CHECK(sort_key(__float2half(-0.0f)) == sort_key(__float2half(0.0f)));
+}
+
+TEST_CASE("sort keys of integers keep signed order within their bits", "[sort]") {
+  CHECK(sort_key(int8_t{-128}) < sort_key(int8_t{-1}));
+  CHECK(sort_key(int8_t{-1}) < sort_key(int8_t{0}));
+  CHECK(sort_key(int8_t{127}) < (uint64_t{1} << sort_key_bits<int8_t>));
+  CHECK(sort_key(int64_t{-1}) < sort_key(int64_t{1}));
+  CHECK(sort_key(std::numeric_limits<int64_t>::min()) == 0);
+  CHECK(sort_key(std::numeric_limits<int64_t>::max()) == ~uint64_t{0});
+  CHECK(sort_key(uint8_t{200}) > sort_key(uint8_t{100}));
+  CHECK(sort_key(int32_t{-5}) < sort_key(int32_t{3}));
+  CHECK(sort_key(false) < sort_key(true));
+  CHECK(sort_key_bits<__half> == 32);
+  CHECK(sort_key_bits<int16_t> == 16);
+}
