@@ -34,16 +34,20 @@ void cat(const LoomKernelCall& c) {
   const LoomTensorDesc& out = c.outputs[0];
   if (d < 0 || d >= out.ndim) [[unlikely]]
     fail_op("cat", "dim " + std::to_string(d) + " out of range for " + std::to_string(out.ndim) + " dims");
+  // Every input checked before any is copied: a failing call writes nothing.
+  for (int64_t i = 0; i < n; ++i) {
+    const LoomTensorDesc& in = c.inputs[i];
+    if (in.dtype != out.dtype || in.ndim != out.ndim) [[unlikely]]
+      fail_op("cat", "input " + std::to_string(i) + " has dtype " + plugin::dtype_name(in.dtype) + " and " +
+                         std::to_string(in.ndim) + " dims, the output " + plugin::dtype_name(out.dtype) + " and " +
+                         std::to_string(out.ndim));
+  }
   const cudaStream_t s = ew::enter(c);
   visit_width(out.dtype, "cat", [&](auto w) {
     using W = decltype(w);
     int64_t at = 0;
     for (int64_t i = 0; i < n; ++i) {
       const LoomTensorDesc& in = c.inputs[i];
-      if (in.dtype != out.dtype || in.ndim != out.ndim) [[unlikely]]
-        fail_op("cat", "input " + std::to_string(i) + " has dtype " + plugin::dtype_name(in.dtype) + " and " +
-                             std::to_string(in.ndim) + " dims, the output " + plugin::dtype_name(out.dtype) +
-                             " and " + std::to_string(out.ndim));
       const int64_t* strides[2] = {out.strides, in.strides};
       Geometry<2> g;
       if (!make_geometry<2>(in.ndim, in.shape, strides, g))
