@@ -30,11 +30,10 @@ template <> struct AddTypeOf<int32_t> { using type = uint32_t; };
 template <> struct AddTypeOf<int64_t> { using type = uint64_t; };
 template <class T> using add_t = typename AddTypeOf<T>::type;
 
-// dst + alpha * v for scatter_add_ (alpha 1) and index_add_, rounded once to
-// T as the CPU plugin does: the scaled source is rounded to the add type,
-// then the sum. `scaled` is false when alpha is 1 (the product is skipped,
-// which matters for NaN-free but inf-bearing sources: inf * 1 is inf anyway,
-// but skipping keeps the CPU's exact operation order).
+// dst + alpha * v for scatter_add_ (alpha 1) and index_add_, as the CPU
+// plugin computes it: the scaled source rounded to the add type, then the
+// sum rounded once to T. `scaled` is false when alpha is 1: the product is
+// skipped, as on the CPU.
 template <class T>
 struct ScatterAdd {
   using A = add_t<T>;
