@@ -16,6 +16,7 @@ void init(plugin::Registrar& r) {
   register_layer_norm_kernels(r);
   register_elementwise_kernels(r);
   register_reduce_kernels(r);
+  register_pool_kernels(r);
 }
 
 }  // namespace
