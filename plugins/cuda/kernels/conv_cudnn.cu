@@ -1,0 +1,439 @@
+// Convolutions on CUDA through cuDNN's legacy API (docs/kernel_conventions.md,
+// "Convolution and pooling"): conv1d / conv2d (forward), conv_transpose2d
+// (cuDNN's backward data is its forward), _conv2d_backward_input (backward
+// data) and _conv2d_backward_weight (backward filter).
+//
+// conv_plan.hpp maps each op onto one pass of a forward convolution and says
+// when cuDNN cannot express it (then LOOM_STATUS_UNSUPPORTED: the core falls
+// back). Tensors go to cuDNN with their own strides; filters, which cuDNN
+// only takes packed (NCHW or NHWC), and operands with broadcast dims are
+// copied to contiguous blocks first. The algorithm comes from cuDNN's
+// heuristics (the *_v7 queries, no benchmarking), cached per shape; its
+// workspace is a block of the caching allocator, freed when the call
+// returns (stream-ordered: reused on this stream only after the work
+// queued here).
+//
+// float16 / bfloat16 (float accumulation, tensor cores), float32 (TF32
+// tensor cores only with the plugin option allow_tf32, as matmul) and
+// float64. Integer convolutions are not registered: they run on the CPU.
+#include "../cuda_error.hpp"
+#include "../device.hpp"
+#include "../runtime.hpp"
+#include "conv_plan.hpp"
+#include "cudnn_handle.hpp"
+#include "dtype.cuh"
+#include "loops.cuh"
+
+#include <cudnn.h>
+
+#include <string>
+#include <vector>
+
+namespace loom::cuda {
+namespace {
+
+using plugin::Failure;
+using conv::Dims4;
+using conv::Pass;
+using conv::Problem;
+
+struct Identity {
+  template <class T>
+  __device__ T operator()(T x) const { return x; }
+};
+
+// cuDNN descriptors, destroyed with their owner.
+template <class D, cudnnStatus_t (*Create)(D*), cudnnStatus_t (*Destroy)(D)>
+class Descriptor {
+ public:
+  Descriptor(int index, const char* what) { check_cudnn(Create(&d_), index, what); }
+  ~Descriptor() { (void)Destroy(d_); }
+  Descriptor(const Descriptor&) = delete;
+  Descriptor& operator=(const Descriptor&) = delete;
+  D get() const { return d_; }
+
+ private:
+  D d_ = nullptr;
+};
+using TensorDescriptor =
+    Descriptor<cudnnTensorDescriptor_t, cudnnCreateTensorDescriptor, cudnnDestroyTensorDescriptor>;
+using FilterDescriptor =
+    Descriptor<cudnnFilterDescriptor_t, cudnnCreateFilterDescriptor, cudnnDestroyFilterDescriptor>;
+using ConvolutionDescriptor =
+    Descriptor<cudnnConvolutionDescriptor_t, cudnnCreateConvolutionDescriptor, cudnnDestroyConvolutionDescriptor>;
+
+// Blocks of the device's caching allocator (workspace, contiguous copies),
+// freed when the call ends.
+class Blocks {
+ public:
+  Blocks(int index, cudaStream_t stream) : allocator_(allocator(index)), stream_(stream) {}
+  Blocks(const Blocks&) = delete;
+  Blocks& operator=(const Blocks&) = delete;
+  ~Blocks() {
+    for (void* b : blocks_) allocator_.free(b);
+  }
+  void* get(size_t bytes) {
+    if (bytes == 0) return nullptr;
+    blocks_.push_back(allocator_.allocate(bytes, stream_));
+    return blocks_.back();
+  }
+
+ private:
+  CachingAllocator& allocator_;
+  cudaStream_t stream_;
+  std::vector<void*> blocks_;
+};
+
+template <class T>
+cudnnDataType_t data_type() {
+  if constexpr (std::is_same_v<T, __half>) return CUDNN_DATA_HALF;
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>) return CUDNN_DATA_BFLOAT16;
+  else if constexpr (std::is_same_v<T, float>) return CUDNN_DATA_FLOAT;
+  else return CUDNN_DATA_DOUBLE;
+}
+
+// The math cuDNN may use. float32 without allow_tf32 is FMA only: cuDNN's
+// default math lets it pick TF32 tensor-core kernels on Ampere and later.
+template <class T>
+cudnnMathType_t math_type() {
+  if constexpr (is_half_v<T>) return CUDNN_TENSOR_OP_MATH;
+  else if constexpr (std::is_same_v<T, float>)
+    return options().allow_tf32.load(std::memory_order_relaxed) ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
+  else return CUDNN_DEFAULT_MATH;
+}
+
+// One operand in device memory: where it starts and its 4-D layout.
+struct Operand {
+  void* data;
+  Dims4 dims;
+};
+
+Operand operand_of(const LoomTensorDesc& t) {
+  Operand o{plugin::data_ptr<void>(t), {}};
+  for (int i = 0; i < 4; ++i) {
+    o.dims.size[i] = t.shape[i];
+    o.dims.stride[i] = t.strides[i];
+  }
+  return o;
+}
+
+// A contiguous copy of `o` in a block of `blocks` (for inputs cuDNN cannot
+// read as they are).
+template <class T>
+Operand contiguous_copy(const Operand& o, Blocks& blocks, cudaStream_t stream, const char* op) {
+  Operand dense{nullptr, o.dims};
+  int64_t elems = 1;
+  for (int i = 3; i >= 0; --i) {
+    dense.dims.stride[i] = elems;
+    elems *= o.dims.size[i];
+  }
+  dense.data = blocks.get(static_cast<size_t>(elems) * sizeof(T));
+  LoomTensorDesc from{}, to{};
+  from.ndim = to.ndim = 4;
+  from.shape = to.shape = o.dims.size;
+  from.strides = o.dims.stride;
+  to.strides = dense.dims.stride;
+  from.data = o.data;
+  to.data = dense.data;
+  elementwise<T, T>(to, {&from}, Identity{}, stream, op);
+  return dense;
+}
+
+void set_tensor(const TensorDescriptor& d, const Dims4& t, cudnnDataType_t type, int index) {
+  const Dims4 s = conv::tidy(t);
+  int n[4], st[4];
+  for (int i = 0; i < 4; ++i) {
+    n[i] = static_cast<int>(s.size[i]);
+    st[i] = static_cast<int>(s.stride[i]);
+  }
+  check_cudnn(cudnnSetTensor4dDescriptorEx(d.get(), type, n[0], n[1], n[2], n[3], st[0], st[1], st[2], st[3]), index,
+              "cudnnSetTensor4dDescriptorEx");
+}
+
+void set_filter(const FilterDescriptor& d, const Dims4& t, conv::FilterLayout layout, cudnnDataType_t type,
+                int index) {
+  const cudnnTensorFormat_t format = layout == conv::FilterLayout::NHWC ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+  check_cudnn(cudnnSetFilter4dDescriptor(d.get(), type, format, static_cast<int>(t.size[0]), static_cast<int>(t.size[1]),
+                                         static_cast<int>(t.size[2]), static_cast<int>(t.size[3])),
+              index, "cudnnSetFilter4dDescriptor");
+}
+
+// What the heuristics chose for one problem.
+struct Plan {
+  int algo;
+  cudnnMathType_t math;
+  size_t workspace;
+};
+
+conv::LruCache<Plan>& plan_cache() {
+  static conv::LruCache<Plan> cache(256);
+  return cache;
+}
+
+// The descriptors of one call.
+struct Descriptors {
+  TensorDescriptor x, y;
+  FilterDescriptor w;
+  ConvolutionDescriptor conv;
+  explicit Descriptors(int index)
+      : x(index, "cudnnCreateTensorDescriptor"), y(index, "cudnnCreateTensorDescriptor"),
+        w(index, "cudnnCreateFilterDescriptor"), conv(index, "cudnnCreateConvolutionDescriptor") {}
+};
+
+// The first heuristic result that ran the query successfully and keeps to
+// `wanted` (no tensor-op math for FMA-only float32); its math type and
+// workspace size.
+template <class Perf, class WorkspaceQuery>
+Plan pick(const Perf* results, int count, cudnnMathType_t wanted, cudnnConvolutionDescriptor_t conv, int index,
+          const char* op, WorkspaceQuery&& workspace_of) {
+  for (int i = 0; i < count; ++i) {
+    const Perf& r = results[i];
+    if (r.status != CUDNN_STATUS_SUCCESS) continue;
+    const bool tensor_ops = r.mathType == CUDNN_TENSOR_OP_MATH || r.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
+    if (wanted == CUDNN_FMA_MATH && tensor_ops) continue;
+    // Keep FMA-only float32 FMA-only; otherwise run with the math the
+    // algorithm was rated with.
+    const cudnnMathType_t math = wanted == CUDNN_FMA_MATH ? CUDNN_FMA_MATH : r.mathType;
+    check_cudnn(cudnnSetConvolutionMathType(conv, math), index, "cudnnSetConvolutionMathType");
+    size_t bytes = 0;
+    if (workspace_of(static_cast<int>(r.algo), &bytes) != CUDNN_STATUS_SUCCESS) continue;
+    return {static_cast<int>(r.algo), math, bytes};
+  }
+  throw Failure(LOOM_STATUS_UNSUPPORTED,
+                "cuda:" + std::to_string(index) + " " + op + ": cuDNN has no algorithm for this problem");
+}
+
+Plan choose(const Descriptors& d, cudnnHandle_t h, Pass pass, cudnnMathType_t wanted, int index, const char* op) {
+  auto conv = d.conv.get();
+  if (pass == Pass::Forward) {
+    cudnnConvolutionFwdAlgoPerf_t r[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    int n = 0;
+    check_cudnn(cudnnGetConvolutionForwardAlgorithm_v7(h, d.x.get(), d.w.get(), conv, d.y.get(),
+                                                       CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n, r),
+                index, "cudnnGetConvolutionForwardAlgorithm_v7");
+    return pick(r, n, wanted, conv, index, op, [&](int algo, size_t* bytes) {
+      return cudnnGetConvolutionForwardWorkspaceSize(h, d.x.get(), d.w.get(), conv, d.y.get(),
+                                                     static_cast<cudnnConvolutionFwdAlgo_t>(algo), bytes);
+    });
+  }
+  if (pass == Pass::BackwardData) {
+    cudnnConvolutionBwdDataAlgoPerf_t r[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+    int n = 0;
+    check_cudnn(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.w.get(), d.y.get(), conv, d.x.get(),
+                                                            CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &n, r),
+                index, "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+    return pick(r, n, wanted, conv, index, op, [&](int algo, size_t* bytes) {
+      return cudnnGetConvolutionBackwardDataWorkspaceSize(h, d.w.get(), d.y.get(), conv, d.x.get(),
+                                                          static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), bytes);
+    });
+  }
+  cudnnConvolutionBwdFilterAlgoPerf_t r[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+  int n = 0;
+  check_cudnn(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.x.get(), d.y.get(), conv, d.w.get(),
+                                                            CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &n, r),
+              index, "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
+  return pick(r, n, wanted, conv, index, op, [&](int algo, size_t* bytes) {
+    return cudnnGetConvolutionBackwardFilterWorkspaceSize(h, d.x.get(), d.y.get(), conv, d.w.get(),
+                                                          static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), bytes);
+  });
+}
+
+// Runs one pass: the written operand (y, x or w by pass) is overwritten.
+// `bias`, when given ([O] contiguous), is added to the pass's output
+// channels afterwards (Forward: y; BackwardData as conv_transpose2d: x).
+template <class T>
+void run(const LoomKernelCall& c, const char* op, Problem p, Operand x, Operand w, Operand y, const LoomTensorDesc* bias) {
+  p.x = x.dims;
+  p.w = w.dims;
+  p.y = y.dims;
+  if (const char* why = conv::decline_reason(p))
+    throw Failure(LOOM_STATUS_UNSUPPORTED, std::string("cuda ") + op + ": not run by cuDNN: " + why);
+  const int64_t channels = p.pass == Pass::Forward ? y.dims.size[1] : x.dims.size[1];
+  if (bias != nullptr && (bias->ndim != 1 || bias->shape[0] != channels))
+    throw Failure(LOOM_STATUS_INVALID_ARGUMENT,
+                  std::string("cuda ") + op + ": expected a bias of size [" + std::to_string(channels) + "]");
+  const int index = c.outputs[0].device.index;
+  const cudaStream_t stream = static_cast<cudaStream_t>(c.stream);
+  use_device(index);
+  Blocks blocks(index, stream);
+  // Inputs cuDNN cannot read as they are become contiguous copies; the
+  // written operand must already suit it.
+  Operand* written = p.pass == Pass::Forward ? &y : p.pass == Pass::BackwardData ? &x : &w;
+  for (Operand* o : {&x, &y})
+    if (o != written && !conv::readable_as_strided(o->dims)) *o = contiguous_copy<T>(*o, blocks, stream, op);
+  if (!conv::readable_as_strided(written->dims))
+    throw Failure(LOOM_STATUS_UNSUPPORTED, std::string("cuda ") + op + ": the output has broadcast or reversed dims");
+  conv::FilterLayout layout = conv::filter_layout(w.dims);
+  if (layout == conv::FilterLayout::None) {
+    if (written == &w)
+      throw Failure(LOOM_STATUS_UNSUPPORTED, std::string("cuda ") + op + ": the weight gradient is not packed");
+    w = contiguous_copy<T>(w, blocks, stream, op);
+    layout = conv::FilterLayout::NCHW;
+  }
+  p.x = x.dims;
+  p.w = w.dims;
+  p.y = y.dims;
+
+  const cudnnDataType_t type = data_type<T>();
+  Descriptors d(index);
+  set_tensor(d.x, x.dims, type, index);
+  set_tensor(d.y, y.dims, type, index);
+  set_filter(d.w, w.dims, layout, type, index);
+  check_cudnn(cudnnSetConvolution2dDescriptor(
+                  d.conv.get(), static_cast<int>(p.padding[0]), static_cast<int>(p.padding[1]),
+                  static_cast<int>(p.stride[0]), static_cast<int>(p.stride[1]), static_cast<int>(p.dilation[0]),
+                  static_cast<int>(p.dilation[1]), CUDNN_CROSS_CORRELATION,
+                  std::is_same_v<T, double> ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT),
+              index, "cudnnSetConvolution2dDescriptor");
+  check_cudnn(cudnnSetConvolutionGroupCount(d.conv.get(), static_cast<int>(p.groups)), index,
+              "cudnnSetConvolutionGroupCount");
+  const cudnnMathType_t wanted = math_type<T>();
+  check_cudnn(cudnnSetConvolutionMathType(d.conv.get(), wanted), index, "cudnnSetConvolutionMathType");
+
+  const cudnnHandle_t h = cudnn_handle(index, stream);
+  const auto plan = plan_cache().get(conv::cache_key(p, index, static_cast<int>(wanted)),
+                                     [&] { return choose(d, h, p.pass, wanted, index, op); });
+  check_cudnn(cudnnSetConvolutionMathType(d.conv.get(), plan->math), index, "cudnnSetConvolutionMathType");
+  void* workspace = blocks.get(plan->workspace);
+
+  // alpha and beta are double for double data, float otherwise.
+  using Scale = std::conditional_t<std::is_same_v<T, double>, double, float>;
+  const Scale one = 1, zero = 0;
+  if (p.pass == Pass::Forward)
+    check_cudnn(cudnnConvolutionForward(h, &one, d.x.get(), x.data, d.w.get(), w.data, d.conv.get(),
+                                        static_cast<cudnnConvolutionFwdAlgo_t>(plan->algo), workspace,
+                                        plan->workspace, &zero, d.y.get(), y.data),
+                index, "cudnnConvolutionForward");
+  else if (p.pass == Pass::BackwardData)
+    check_cudnn(cudnnConvolutionBackwardData(h, &one, d.w.get(), w.data, d.y.get(), y.data, d.conv.get(),
+                                             static_cast<cudnnConvolutionBwdDataAlgo_t>(plan->algo), workspace,
+                                             plan->workspace, &zero, d.x.get(), x.data),
+                index, "cudnnConvolutionBackwardData");
+  else
+    check_cudnn(cudnnConvolutionBackwardFilter(h, &one, d.x.get(), x.data, d.y.get(), y.data, d.conv.get(),
+                                               static_cast<cudnnConvolutionBwdFilterAlgo_t>(plan->algo), workspace,
+                                               plan->workspace, &zero, d.w.get(), w.data),
+                index, "cudnnConvolutionBackwardFilter");
+  if (bias == nullptr) return;
+
+  // bias [O] as a [1, O, 1, 1] tensor, broadcast over the written output.
+  Operand b{plugin::data_ptr<void>(*bias), {{1, bias->shape[0], 1, 1}, {bias->shape[0] * bias->strides[0], bias->strides[0], 1, 1}}};
+  if (bias->strides[0] != 1) b = contiguous_copy<T>(b, blocks, stream, op);
+  TensorDescriptor bd(index, "cudnnCreateTensorDescriptor");
+  set_tensor(bd, b.dims, type, index);
+  check_cudnn(cudnnAddTensor(h, &one, bd.get(), b.data, &one, written == &y ? d.y.get() : d.x.get(), written->data),
+              index, "cudnnAddTensor");
+}
+
+const int64_t* pair_value(const LoomKernelCall& c, int i, const char* op, const char* name) {
+  if (i >= c.num_values || c.values[i].kind != LOOM_VALUE_INT_LIST || c.values[i].u.ints.size != 2)
+    throw Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string("cuda ") + op + ": expected '" + name + "' (value " +
+                                                    std::to_string(i) + ") as a 2-element int list");
+  return c.values[i].u.ints.data;
+}
+
+// The window parameters: stride, padding and dilation at the given value
+// positions, groups at `groups_at`.
+void read_parameters(const LoomKernelCall& c, const char* op, Problem& p, int stride_at, int padding_at,
+                     int dilation_at, int groups_at) {
+  const int64_t *s = pair_value(c, stride_at, op, "stride"), *pd = pair_value(c, padding_at, op, "padding"),
+                *d = pair_value(c, dilation_at, op, "dilation");
+  for (int i = 0; i < 2; ++i) {
+    p.stride[i] = s[i];
+    p.padding[i] = pd[i];
+    p.dilation[i] = d[i];
+  }
+  if (groups_at >= c.num_values || c.values[groups_at].kind != LOOM_VALUE_INT)
+    throw Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string("cuda ") + op + ": expected 'groups' as an int");
+  p.groups = c.values[groups_at].u.i;
+}
+
+void expect_operands(const LoomKernelCall& c, const char* op, int inputs) {
+  if (c.num_inputs < inputs || c.num_outputs < 1)
+    throw Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string("cuda ") + op + ": expected " + std::to_string(inputs) +
+                                                    " inputs and an output");
+  const int32_t dtype = c.outputs[0].dtype;
+  for (int i = 0; i < inputs; ++i) {
+    const LoomTensorDesc& t = c.inputs[i];
+    if (plugin::is_absent(t)) continue;
+    if (t.dtype != dtype)
+      throw Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string("cuda ") + op + ": input " + std::to_string(i) +
+                                                      " is " + plugin::dtype_name(t.dtype) + ", the output " +
+                                                      plugin::dtype_name(dtype));
+    if (t.ndim != 4 && i < 2)
+      throw Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string("cuda ") + op + ": expected 4-D views, input " +
+                                                      std::to_string(i) + " is " + std::to_string(t.ndim) + "-D");
+  }
+  if (c.outputs[0].ndim != 4)
+    throw Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string("cuda ") + op + ": expected a 4-D output view");
+}
+
+int64_t numel4(const Dims4& t) { return t.size[0] * t.size[1] * t.size[2] * t.size[3]; }
+
+// A problem with nothing to sum over (an empty input channel or batch
+// dimension) still has to write zeros or the bias: rare, left to the CPU.
+[[noreturn]] void decline_empty(const char* op) {
+  throw Failure(LOOM_STATUS_UNSUPPORTED, std::string("cuda ") + op + ": empty reduction, not run by cuDNN");
+}
+
+// conv1d / conv2d: values stride, padding, dilation, groups.
+void conv_forward(const LoomKernelCall& c) {
+  constexpr const char* op = "conv2d";
+  expect_operands(c, op, 3);
+  Problem p;
+  p.pass = Pass::Forward;
+  p.dtype = c.outputs[0].dtype;
+  read_parameters(c, op, p, 0, 1, 2, 3);
+  const Operand x = operand_of(c.inputs[0]), w = operand_of(c.inputs[1]), y = operand_of(c.outputs[0]);
+  if (numel4(y.dims) == 0) return;
+  if (numel4(x.dims) == 0 || numel4(w.dims) == 0) decline_empty(op);
+  const LoomTensorDesc* bias = plugin::is_absent(c.inputs[2]) ? nullptr : &c.inputs[2];
+  visit<DTypes::Floating>(p.dtype, op, [&](auto tag) { run<decltype(tag)>(c, op, p, x, w, y, bias); });
+}
+
+// conv_transpose2d: values stride, padding, output_padding, groups,
+// dilation. Its input is the forward's y, its output the forward's x.
+void conv_transposed(const LoomKernelCall& c) {
+  constexpr const char* op = "conv_transpose2d";
+  expect_operands(c, op, 3);
+  Problem p;
+  p.pass = Pass::BackwardData;
+  p.dtype = c.outputs[0].dtype;
+  read_parameters(c, op, p, 0, 1, 4, 3);
+  const Operand y = operand_of(c.inputs[0]), w = operand_of(c.inputs[1]), x = operand_of(c.outputs[0]);
+  if (numel4(x.dims) == 0) return;
+  if (numel4(y.dims) == 0 || numel4(w.dims) == 0) decline_empty(op);
+  const LoomTensorDesc* bias = plugin::is_absent(c.inputs[2]) ? nullptr : &c.inputs[2];
+  visit<DTypes::Floating>(p.dtype, op, [&](auto tag) { run<decltype(tag)>(c, op, p, x, w, y, bias); });
+}
+
+// _conv2d_backward_input / _weight: inputs grad_output and the weight or
+// the input; values (size, stride, padding, dilation, groups).
+template <Pass kPass>
+void conv_backward(const LoomKernelCall& c) {
+  constexpr const char* op = kPass == Pass::BackwardData ? "_conv2d_backward_input" : "_conv2d_backward_weight";
+  expect_operands(c, op, 2);
+  Problem p;
+  p.pass = kPass;
+  p.dtype = c.outputs[0].dtype;
+  read_parameters(c, op, p, 1, 2, 3, 4);
+  const Operand y = operand_of(c.inputs[0]), other = operand_of(c.inputs[1]), out = operand_of(c.outputs[0]);
+  const Operand& x = kPass == Pass::BackwardData ? out : other;
+  const Operand& w = kPass == Pass::BackwardData ? other : out;
+  if (numel4(out.dims) == 0) return;
+  if (numel4(y.dims) == 0 || numel4(other.dims) == 0) decline_empty(op);
+  visit<DTypes::Floating>(p.dtype, op, [&](auto tag) { run<decltype(tag)>(c, op, p, x, w, y, nullptr); });
+}
+
+}  // namespace
+
+void register_conv_kernels(plugin::Registrar& r) {
+  using plugin::kernel;
+  r.kernel("conv1d", "cuda", kernel<conv_forward>, kFloatingMask);
+  r.kernel("conv2d", "cuda", kernel<conv_forward>, kFloatingMask);
+  r.kernel("conv_transpose2d", "cuda", kernel<conv_transposed>, kFloatingMask);
+  r.kernel("_conv2d_backward_input", "cuda", kernel<conv_backward<Pass::BackwardData>>, kFloatingMask);
+  r.kernel("_conv2d_backward_weight", "cuda", kernel<conv_backward<Pass::BackwardFilter>>, kFloatingMask);
+}
+
+}  // namespace loom::cuda
