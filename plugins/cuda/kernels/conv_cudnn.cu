@@ -20,8 +20,9 @@
 #include "../device.hpp"
 #include "../runtime.hpp"
 #include "conv_plan.hpp"
-#include "cudnn_handle.hpp"
+#include "cudnn_conv.hpp"
 #include "dtype.cuh"
+#include "int_pair.hpp"
 #include "loops.cuh"
 
 #include <cudnn.h>
@@ -42,25 +43,11 @@ struct Identity {
   __device__ T operator()(T x) const { return x; }
 };
 
-// cuDNN descriptors, destroyed with their owner.
-template <class D, cudnnStatus_t (*Create)(D*), cudnnStatus_t (*Destroy)(D)>
-class Descriptor {
- public:
-  Descriptor(int index, const char* what) { check_cudnn(Create(&d_), index, what); }
-  ~Descriptor() { (void)Destroy(d_); }
-  Descriptor(const Descriptor&) = delete;
-  Descriptor& operator=(const Descriptor&) = delete;
-  D get() const { return d_; }
-
- private:
-  D d_ = nullptr;
+// a + b rounded once from the compute type.
+struct AddInCompute {
+  template <class T>
+  __device__ T operator()(T a, T b) const { return narrow<T>(widen(a) + widen(b)); }
 };
-using TensorDescriptor =
-    Descriptor<cudnnTensorDescriptor_t, cudnnCreateTensorDescriptor, cudnnDestroyTensorDescriptor>;
-using FilterDescriptor =
-    Descriptor<cudnnFilterDescriptor_t, cudnnCreateFilterDescriptor, cudnnDestroyFilterDescriptor>;
-using ConvolutionDescriptor =
-    Descriptor<cudnnConvolutionDescriptor_t, cudnnCreateConvolutionDescriptor, cudnnDestroyConvolutionDescriptor>;
 
 // Blocks of the device's caching allocator (workspace, contiguous copies),
 // freed when the call ends.
@@ -139,107 +126,8 @@ Operand contiguous_copy(const Operand& o, Blocks& blocks, cudaStream_t stream, c
   return dense;
 }
 
-void set_tensor(const TensorDescriptor& d, const Dims4& t, cudnnDataType_t type, int index) {
-  const Dims4 s = conv::tidy(t);
-  int n[4], st[4];
-  for (int i = 0; i < 4; ++i) {
-    n[i] = static_cast<int>(s.size[i]);
-    st[i] = static_cast<int>(s.stride[i]);
-  }
-  check_cudnn(cudnnSetTensor4dDescriptorEx(d.get(), type, n[0], n[1], n[2], n[3], st[0], st[1], st[2], st[3]), index,
-              "cudnnSetTensor4dDescriptorEx");
-}
-
-void set_filter(const FilterDescriptor& d, const Dims4& t, conv::FilterLayout layout, cudnnDataType_t type,
-                int index) {
-  const cudnnTensorFormat_t format = layout == conv::FilterLayout::NHWC ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
-  check_cudnn(cudnnSetFilter4dDescriptor(d.get(), type, format, static_cast<int>(t.size[0]), static_cast<int>(t.size[1]),
-                                         static_cast<int>(t.size[2]), static_cast<int>(t.size[3])),
-              index, "cudnnSetFilter4dDescriptor");
-}
-
-// What the heuristics chose for one problem.
-struct Plan {
-  int algo;
-  cudnnMathType_t math;
-  size_t workspace;
-};
-
-conv::LruCache<Plan>& plan_cache() {
-  static conv::LruCache<Plan> cache(256);
-  return cache;
-}
-
-// The descriptors of one call.
-struct Descriptors {
-  TensorDescriptor x, y;
-  FilterDescriptor w;
-  ConvolutionDescriptor conv;
-  explicit Descriptors(int index)
-      : x(index, "cudnnCreateTensorDescriptor"), y(index, "cudnnCreateTensorDescriptor"),
-        w(index, "cudnnCreateFilterDescriptor"), conv(index, "cudnnCreateConvolutionDescriptor") {}
-};
-
-// The first heuristic result that ran the query successfully and keeps to
-// `wanted` (no tensor-op math for FMA-only float32); its math type and
-// workspace size.
-template <class Perf, class WorkspaceQuery>
-Plan pick(const Perf* results, int count, cudnnMathType_t wanted, cudnnConvolutionDescriptor_t conv, int index,
-          const char* op, WorkspaceQuery&& workspace_of) {
-  for (int i = 0; i < count; ++i) {
-    const Perf& r = results[i];
-    if (r.status != CUDNN_STATUS_SUCCESS) continue;
-    const bool tensor_ops = r.mathType == CUDNN_TENSOR_OP_MATH || r.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
-    if (wanted == CUDNN_FMA_MATH && tensor_ops) continue;
-    // Keep FMA-only float32 FMA-only; otherwise run with the math the
-    // algorithm was rated with.
-    const cudnnMathType_t math = wanted == CUDNN_FMA_MATH ? CUDNN_FMA_MATH : r.mathType;
-    check_cudnn(cudnnSetConvolutionMathType(conv, math), index, "cudnnSetConvolutionMathType");
-    size_t bytes = 0;
-    if (workspace_of(static_cast<int>(r.algo), &bytes) != CUDNN_STATUS_SUCCESS) continue;
-    return {static_cast<int>(r.algo), math, bytes};
-  }
-  throw Failure(LOOM_STATUS_UNSUPPORTED,
-                "cuda:" + std::to_string(index) + " " + op + ": cuDNN has no algorithm for this problem");
-}
-
-Plan choose(const Descriptors& d, cudnnHandle_t h, Pass pass, cudnnMathType_t wanted, int index, const char* op) {
-  auto conv = d.conv.get();
-  if (pass == Pass::Forward) {
-    cudnnConvolutionFwdAlgoPerf_t r[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-    int n = 0;
-    check_cudnn(cudnnGetConvolutionForwardAlgorithm_v7(h, d.x.get(), d.w.get(), conv, d.y.get(),
-                                                       CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n, r),
-                index, "cudnnGetConvolutionForwardAlgorithm_v7");
-    return pick(r, n, wanted, conv, index, op, [&](int algo, size_t* bytes) {
-      return cudnnGetConvolutionForwardWorkspaceSize(h, d.x.get(), d.w.get(), conv, d.y.get(),
-                                                     static_cast<cudnnConvolutionFwdAlgo_t>(algo), bytes);
-    });
-  }
-  if (pass == Pass::BackwardData) {
-    cudnnConvolutionBwdDataAlgoPerf_t r[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-    int n = 0;
-    check_cudnn(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.w.get(), d.y.get(), conv, d.x.get(),
-                                                            CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &n, r),
-                index, "cudnnGetConvolutionBackwardDataAlgorithm_v7");
-    return pick(r, n, wanted, conv, index, op, [&](int algo, size_t* bytes) {
-      return cudnnGetConvolutionBackwardDataWorkspaceSize(h, d.w.get(), d.y.get(), conv, d.x.get(),
-                                                          static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), bytes);
-    });
-  }
-  cudnnConvolutionBwdFilterAlgoPerf_t r[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-  int n = 0;
-  check_cudnn(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.x.get(), d.y.get(), conv, d.w.get(),
-                                                            CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &n, r),
-              index, "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
-  return pick(r, n, wanted, conv, index, op, [&](int algo, size_t* bytes) {
-    return cudnnGetConvolutionBackwardFilterWorkspaceSize(h, d.x.get(), d.y.get(), conv, d.w.get(),
-                                                          static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), bytes);
-  });
-}
-
 // Runs one pass: the written operand (y, x or w by pass) is overwritten.
-// `bias`, when given ([O] contiguous), is added to the pass's output
+// `bias`, when given ([O], any stride), is added to the pass's output
 // channels afterwards (Forward: y; BackwardData as conv_transpose2d: x).
 template <class T>
 void run(const LoomKernelCall& c, const char* op, Problem p, Operand x, Operand w, Operand y, const LoomTensorDesc* bias) {
@@ -275,7 +163,7 @@ void run(const LoomKernelCall& c, const char* op, Problem p, Operand x, Operand 
   p.y = y.dims;
 
   const cudnnDataType_t type = data_type<T>();
-  Descriptors d(index);
+  ConvDescriptors d(index);
   set_tensor(d.x, x.dims, type, index);
   set_tensor(d.y, y.dims, type, index);
   set_filter(d.w, w.dims, layout, type, index);
@@ -291,8 +179,7 @@ void run(const LoomKernelCall& c, const char* op, Problem p, Operand x, Operand 
   check_cudnn(cudnnSetConvolutionMathType(d.conv.get(), wanted), index, "cudnnSetConvolutionMathType");
 
   const cudnnHandle_t h = cudnn_handle(index, stream);
-  const auto plan = plan_cache().get(conv::cache_key(p, index, static_cast<int>(wanted)),
-                                     [&] { return choose(d, h, p.pass, wanted, index, op); });
+  const auto plan = conv_algorithm(d, h, p, wanted, index, op);
   check_cudnn(cudnnSetConvolutionMathType(d.conv.get(), plan->math), index, "cudnnSetConvolutionMathType");
   void* workspace = blocks.get(plan->workspace);
 
@@ -316,28 +203,24 @@ void run(const LoomKernelCall& c, const char* op, Problem p, Operand x, Operand 
                 index, "cudnnConvolutionBackwardFilter");
   if (bias == nullptr) return;
 
-  // bias [O] as a [1, O, 1, 1] tensor, broadcast over the written output.
-  Operand b{plugin::data_ptr<void>(*bias), {{1, bias->shape[0], 1, 1}, {bias->shape[0] * bias->strides[0], bias->strides[0], 1, 1}}};
-  if (bias->strides[0] != 1) b = contiguous_copy<T>(b, blocks, stream, op);
-  TensorDescriptor bd(index, "cudnnCreateTensorDescriptor");
-  set_tensor(bd, b.dims, type, index);
-  check_cudnn(cudnnAddTensor(h, &one, bd.get(), b.data, &one, written == &y ? d.y.get() : d.x.get(), written->data),
-              index, "cudnnAddTensor");
-}
-
-const int64_t* pair_value(const LoomKernelCall& c, int i, const char* op, const char* name) {
-  if (i >= c.num_values || c.values[i].kind != LOOM_VALUE_INT_LIST || c.values[i].u.ints.size != 2)
-    throw Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string("cuda ") + op + ": expected '" + name + "' (value " +
-                                                    std::to_string(i) + ") as a 2-element int list");
-  return c.values[i].u.ints.data;
+  // out += bias, the bias broadcast as [1, O, 1, 1] (stride 0 where it
+  // repeats). An own elementwise pass rather than cudnnAddTensor, which
+  // declines bfloat16 and some output strides. Each element is read and
+  // written by one thread, so the output may be an input.
+  const int64_t zero_strides[4] = {0, bias->strides[0], 0, 0};
+  LoomTensorDesc out = c.outputs[0], broadcast_bias = *bias;
+  broadcast_bias.ndim = 4;
+  broadcast_bias.shape = out.shape;
+  broadcast_bias.strides = zero_strides;
+  elementwise<T, T, T>(out, {&out, &broadcast_bias}, AddInCompute{}, stream, op);
 }
 
 // The window parameters: stride, padding and dilation at the given value
 // positions, groups at `groups_at`.
 void read_parameters(const LoomKernelCall& c, const char* op, Problem& p, int stride_at, int padding_at,
                      int dilation_at, int groups_at) {
-  const int64_t *s = pair_value(c, stride_at, op, "stride"), *pd = pair_value(c, padding_at, op, "padding"),
-                *d = pair_value(c, dilation_at, op, "dilation");
+  const int64_t *s = int_pair(c, stride_at, op, "stride"), *pd = int_pair(c, padding_at, op, "padding"),
+                *d = int_pair(c, dilation_at, op, "dilation");
   for (int i = 0; i < 2; ++i) {
     p.stride[i] = s[i];
     p.padding[i] = pd[i];

@@ -11,6 +11,7 @@
 #include "../device.hpp"
 #include "../runtime.hpp"
 #include "dtype.cuh"
+#include "int_pair.hpp"
 #include "pool_ops.cuh"
 
 #include <algorithm>
@@ -98,14 +99,6 @@ __global__ void adaptive_avg_kernel(PoolGeometry g, int64_t total, const T* x, T
   }
 }
 
-const int64_t* pair_value(const LoomKernelCall& c, int i, const char* op, const char* name) {
-  if (i >= c.num_values || c.values[i].kind != LOOM_VALUE_INT_LIST || c.values[i].u.ints.size != 2)
-    throw Failure(LOOM_STATUS_INVALID_ARGUMENT,
-                  std::string("cuda ") + op + ": expected '" + name + "' (value " + std::to_string(i) +
-                      ") as a 2-element int list");
-  return c.values[i].u.ints.data;
-}
-
 // Reads the 4-D input and output views; window parameters are set by the
 // caller. Indices (outputs[1]) are int64 of the output's shape when present.
 PoolGeometry read_geometry(const LoomKernelCall& c, const char* op) {
@@ -137,8 +130,8 @@ PoolGeometry read_geometry(const LoomKernelCall& c, const char* op) {
 }
 
 void set_window(PoolGeometry& g, const LoomKernelCall& c, const char* op) {
-  const int64_t *k = pair_value(c, 0, op, "kernel_size"), *s = pair_value(c, 1, op, "stride"),
-                *p = pair_value(c, 2, op, "padding");
+  const int64_t *k = int_pair(c, 0, op, "kernel_size"), *s = int_pair(c, 1, op, "stride"),
+                *p = int_pair(c, 2, op, "padding");
   for (int i = 0; i < 2; ++i) {
     g.kernel[i] = k[i];
     g.stride[i] = s[i];
@@ -167,7 +160,7 @@ void max_pool2d(const LoomKernelCall& c) {
   const char* op = indices ? "max_pool2d_with_indices" : "max_pool2d";
   PoolGeometry g = read_geometry(c, op);
   set_window(g, c, op);
-  const int64_t* d = pair_value(c, 3, op, "dilation");
+  const int64_t* d = int_pair(c, 3, op, "dilation");
   g.dilation[0] = d[0];
   g.dilation[1] = d[1];
   visit<DTypes::Floating>(c.inputs[0].dtype, op, [&](auto tag) {
