@@ -15,7 +15,6 @@
 #include "pool_ops.cuh"
 
 #include <algorithm>
-#include <limits>
 #include <string>
 
 namespace loom::cuda {
@@ -23,85 +22,30 @@ namespace {
 
 using plugin::Failure;
 
-// Sizes and element strides of the input x, the output y and the indices
-// (zero strides when there are none), and the window parameters.
-struct PoolGeometry {
-  int64_t N, C, H, W, OH, OW;
-  int64_t xs[4], ys[4], is[4];
-  int64_t kernel[2], stride[2], padding[2], dilation[2];
-};
-
 constexpr int kThreads = 256;
 
-// Output (n, c, i, j) of linear index `o` (row-major over [N, C, OH, OW]),
-// written as the element offsets of x's plane and y's and the indices'
-// elements.
-struct OutputSite {
-  int64_t i, j, x_plane, y_at, i_at;
-};
-__device__ inline OutputSite site_of(const PoolGeometry& g, int64_t o) {
-  const int64_t j = o % g.OW;
-  o /= g.OW;
-  const int64_t i = o % g.OH;
-  o /= g.OH;
-  const int64_t c = o % g.C, n = o / g.C;
-  return {i, j, n * g.xs[0] + c * g.xs[1], n * g.ys[0] + c * g.ys[1] + i * g.ys[2] + j * g.ys[3],
-          n * g.is[0] + c * g.is[1] + i * g.is[2] + j * g.is[3]};
-}
-
+// Grid-stride loops over the outputs; each element's work is in pool_ops.cuh.
 template <class T, bool kIndices>
-__global__ void max_pool_kernel(PoolGeometry g, int64_t total, const T* x, T* y, int64_t* indices) {
-  using A = compute_t<T>;
-  for (int64_t o = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; o < total; o += int64_t{gridDim.x} * blockDim.x) {
-    const OutputSite s = site_of(g, o);
-    const pool::DilatedWindow r = pool::dilated_window(s.i, g.kernel[0], g.stride[0], g.padding[0], g.dilation[0], g.H);
-    const pool::DilatedWindow c = pool::dilated_window(s.j, g.kernel[1], g.stride[1], g.padding[1], g.dilation[1], g.W);
-    pool::MaxWithIndex<A> m{-std::numeric_limits<A>::infinity(),
-                            r.position(r.k_begin, g.dilation[0]) * g.W + c.position(c.k_begin, g.dilation[1])};
-    for (int64_t kh = r.k_begin; kh < r.k_end; ++kh) {
-      const int64_t ih = r.position(kh, g.dilation[0]);
-      const T* row = x + s.x_plane + ih * g.xs[2];
-      for (int64_t kw = c.k_begin; kw < c.k_end; ++kw) {
-        const int64_t iw = c.position(kw, g.dilation[1]);
-        m.step(widen(row[iw * g.xs[3]]), ih * g.W + iw);
-      }
-    }
-    y[s.y_at] = narrow<T>(m.best);
-    if constexpr (kIndices) indices[s.i_at] = m.at;
-  }
+__global__ void max_pool_kernel(pool::PoolGeometry g, int64_t total, const T* x, T* y, int64_t* indices) {
+  for (int64_t o = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; o < total; o += int64_t{gridDim.x} * blockDim.x)
+    pool::max_pool_output<T, kIndices>(g, o, x, y, indices);
 }
 
 template <class T>
-__global__ void avg_pool_kernel(PoolGeometry g, int64_t total, const T* x, T* y, bool count_include_pad,
-                                bool has_override, int64_t override_value) {
-  for (int64_t o = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; o < total; o += int64_t{gridDim.x} * blockDim.x) {
-    const OutputSite s = site_of(g, o);
-    const pool::AvgWindow r = pool::avg_window(s.i, g.kernel[0], g.stride[0], g.padding[0], g.H);
-    const pool::AvgWindow c = pool::avg_window(s.j, g.kernel[1], g.stride[1], g.padding[1], g.W);
-    pool::avg_acc_t<T> sum = 0;
-    for (int64_t ih = r.begin; ih < r.end; ++ih)
-      for (int64_t iw = c.begin; iw < c.end; ++iw) sum += pool::to_acc(x[s.x_plane + ih * g.xs[2] + iw * g.xs[3]]);
-    const bool empty = r.begin >= r.end || c.begin >= c.end;
-    y[s.y_at] = pool::avg_result<T>(sum, pool::avg_divisor(r, c, count_include_pad, has_override, override_value), empty);
-  }
+__global__ void avg_pool_kernel(pool::PoolGeometry g, int64_t total, const T* x, T* y, pool::AvgOptions opt) {
+  for (int64_t o = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; o < total; o += int64_t{gridDim.x} * blockDim.x)
+    pool::avg_pool_output<T>(g, o, x, y, opt);
 }
 
 template <class T>
-__global__ void adaptive_avg_kernel(PoolGeometry g, int64_t total, const T* x, T* y) {
-  for (int64_t o = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; o < total; o += int64_t{gridDim.x} * blockDim.x) {
-    const OutputSite s = site_of(g, o);
-    const pool::Span r = pool::adaptive_span(s.i, g.OH, g.H), c = pool::adaptive_span(s.j, g.OW, g.W);
-    double sum = 0;
-    for (int64_t ih = r.begin; ih < r.end; ++ih)
-      for (int64_t iw = c.begin; iw < c.end; ++iw) sum += pool::to_acc(x[s.x_plane + ih * g.xs[2] + iw * g.xs[3]]);
-    // Windows are empty only for empty planes: 0 / 0 is NaN, as on the CPU.
-    y[s.y_at] = pool::avg_result<T>(sum, (r.end - r.begin) * (c.end - c.begin), false);
-  }
+__global__ void adaptive_avg_kernel(pool::PoolGeometry g, int64_t total, const T* x, T* y) {
+  for (int64_t o = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; o < total; o += int64_t{gridDim.x} * blockDim.x)
+    pool::adaptive_avg_output<T>(g, o, x, y);
 }
 
 // Reads the 4-D input and output views; window parameters are set by the
 // caller. Indices (outputs[1]) are int64 of the output's shape when present.
-PoolGeometry read_geometry(const LoomKernelCall& c, const char* op) {
+pool::PoolGeometry read_geometry(const LoomKernelCall& c, const char* op) {
   if (c.num_inputs < 1 || c.num_outputs < 1)
     throw Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string("cuda ") + op + ": expected an input and an output");
   const LoomTensorDesc &x = c.inputs[0], &y = c.outputs[0];
@@ -110,7 +54,7 @@ PoolGeometry read_geometry(const LoomKernelCall& c, const char* op) {
                   std::string("cuda ") + op + ": expected 4-D input and output of one dtype with equal N and C, got " +
                       std::to_string(x.ndim) + "-D " + plugin::dtype_name(x.dtype) + " and " +
                       std::to_string(y.ndim) + "-D " + plugin::dtype_name(y.dtype));
-  PoolGeometry g{x.shape[0], x.shape[1], x.shape[2], x.shape[3], y.shape[2], y.shape[3], {}, {}, {}, {}, {}, {}, {}};
+  pool::PoolGeometry g{x.shape[0], x.shape[1], x.shape[2], x.shape[3], y.shape[2], y.shape[3], {}, {}, {}, {}, {}, {}, {}};
   for (int i = 0; i < 4; ++i) {
     g.xs[i] = x.strides[i];
     g.ys[i] = y.strides[i];
@@ -129,7 +73,7 @@ PoolGeometry read_geometry(const LoomKernelCall& c, const char* op) {
   return g;
 }
 
-void set_window(PoolGeometry& g, const LoomKernelCall& c, const char* op) {
+void set_window(pool::PoolGeometry& g, const LoomKernelCall& c, const char* op) {
   const int64_t *k = int_pair(c, 0, op, "kernel_size"), *s = int_pair(c, 1, op, "stride"),
                 *p = int_pair(c, 2, op, "padding");
   for (int i = 0; i < 2; ++i) {
@@ -142,7 +86,7 @@ void set_window(PoolGeometry& g, const LoomKernelCall& c, const char* op) {
 // Runs `launch(grid, block, stream)` for the output's elements (none when
 // it is empty) on the call's device and stream.
 template <class Launch>
-void launch_over_outputs(const LoomKernelCall& c, const PoolGeometry& g, const char* op, Launch&& launch) {
+void launch_over_outputs(const LoomKernelCall& c, const pool::PoolGeometry& g, const char* op, Launch&& launch) {
   const int64_t total = g.N * g.C * g.OH * g.OW;
   if (total == 0) return;
   const int index = c.outputs[0].device.index;
@@ -158,7 +102,7 @@ void launch_over_outputs(const LoomKernelCall& c, const PoolGeometry& g, const c
 void max_pool2d(const LoomKernelCall& c) {
   const bool indices = c.num_outputs > 1;
   const char* op = indices ? "max_pool2d_with_indices" : "max_pool2d";
-  PoolGeometry g = read_geometry(c, op);
+  pool::PoolGeometry g = read_geometry(c, op);
   set_window(g, c, op);
   const int64_t* d = int_pair(c, 3, op, "dilation");
   g.dilation[0] = d[0];
@@ -180,28 +124,27 @@ void max_pool2d(const LoomKernelCall& c) {
 // divisor_override (INT or absent).
 void avg_pool2d(const LoomKernelCall& c) {
   constexpr const char* op = "avg_pool2d";
-  PoolGeometry g = read_geometry(c, op);
+  pool::PoolGeometry g = read_geometry(c, op);
   set_window(g, c, op);
   if (c.num_values < 6)
     throw Failure(LOOM_STATUS_INVALID_ARGUMENT, "cuda avg_pool2d: expected 6 values, got " + std::to_string(c.num_values));
-  const bool include_pad = c.values[4].u.i != 0;
   const bool has_override = c.values[5].kind == LOOM_VALUE_INT;
-  const int64_t override_value = has_override ? c.values[5].u.i : 0;
-  if (has_override && override_value == 0)
+  const pool::AvgOptions opt{c.values[4].u.i != 0, has_override, has_override ? c.values[5].u.i : 0};
+  if (has_override && opt.divisor_override == 0)
     throw Failure(LOOM_STATUS_INVALID_ARGUMENT, "cuda avg_pool2d: divisor_override must be non-zero");
   visit<DTypes::NoBool>(c.inputs[0].dtype, op, [&](auto tag) {
     using T = decltype(tag);
     const T* x = plugin::data_ptr<const T>(c.inputs[0]);
     T* y = plugin::data_ptr<T>(c.outputs[0]);
     launch_over_outputs(c, g, op, [&](unsigned blocks, cudaStream_t s, int64_t total) {
-      avg_pool_kernel<T><<<blocks, kThreads, 0, s>>>(g, total, x, y, include_pad, has_override, override_value);
+      avg_pool_kernel<T><<<blocks, kThreads, 0, s>>>(g, total, x, y, opt);
     });
   });
 }
 
 void adaptive_avg_pool2d(const LoomKernelCall& c) {
   constexpr const char* op = "adaptive_avg_pool2d";
-  const PoolGeometry g = read_geometry(c, op);
+  const pool::PoolGeometry g = read_geometry(c, op);
   visit<DTypes::Floating>(c.inputs[0].dtype, op, [&](auto tag) {
     using T = decltype(tag);
     const T* x = plugin::data_ptr<const T>(c.inputs[0]);

@@ -6,10 +6,13 @@
 // and pooling"); each 1-D helper is applied to rows and columns separately.
 #pragma once
 
+#include "dtype.cuh"
+
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 
 namespace loom::cuda::pool {
@@ -101,6 +104,83 @@ __host__ __device__ inline T avg_result(avg_acc_t<T> sum, int64_t divisor, bool 
   if constexpr (std::is_same_v<T, __half>) return __double2half(v);
   else if constexpr (std::is_same_v<T, __nv_bfloat16>) return __double2bfloat16(v);
   else return static_cast<T>(v);
+}
+
+// Sizes and element strides of the input x [N, C, H, W], the output y
+// [N, C, OH, OW] and the indices (zero strides when there are none), and
+// the window parameters (dilation 1 where an op has none).
+struct PoolGeometry {
+  int64_t N, C, H, W, OH, OW;
+  int64_t xs[4], ys[4], is[4];
+  int64_t kernel[2], stride[2], padding[2], dilation[2];
+};
+
+// Output (n, c, i, j) of linear index `o` (row-major over [N, C, OH, OW]):
+// i, j, and the element offsets of x's plane, of y's element and of the
+// index's element.
+struct OutputSite {
+  int64_t i, j, x_plane, y_at, i_at;
+};
+__host__ __device__ inline OutputSite site_of(const PoolGeometry& g, int64_t o) {
+  const int64_t j = o % g.OW;
+  o /= g.OW;
+  const int64_t i = o % g.OH;
+  o /= g.OH;
+  const int64_t c = o % g.C, n = o / g.C;
+  return {i, j, n * g.xs[0] + c * g.xs[1], n * g.ys[0] + c * g.ys[1] + i * g.ys[2] + j * g.ys[3],
+          n * g.is[0] + c * g.is[1] + i * g.is[2] + j * g.is[3]};
+}
+
+// max_pool2d for output `o`: the window's max (16-bit floats compare in
+// float) and, with kIndices, the winner's ih * W + iw.
+template <class T, bool kIndices>
+__host__ __device__ void max_pool_output(const PoolGeometry& g, int64_t o, const T* x, T* y, int64_t* indices) {
+  using A = compute_t<T>;
+  const OutputSite s = site_of(g, o);
+  const DilatedWindow r = dilated_window(s.i, g.kernel[0], g.stride[0], g.padding[0], g.dilation[0], g.H);
+  const DilatedWindow c = dilated_window(s.j, g.kernel[1], g.stride[1], g.padding[1], g.dilation[1], g.W);
+  MaxWithIndex<A> m{-std::numeric_limits<A>::infinity(),
+                    r.position(r.k_begin, g.dilation[0]) * g.W + c.position(c.k_begin, g.dilation[1])};
+  for (int64_t kh = r.k_begin; kh < r.k_end; ++kh) {
+    const int64_t ih = r.position(kh, g.dilation[0]);
+    const T* row = x + s.x_plane + ih * g.xs[2];
+    for (int64_t kw = c.k_begin; kw < c.k_end; ++kw) {
+      const int64_t iw = c.position(kw, g.dilation[1]);
+      m.step(widen(row[iw * g.xs[3]]), ih * g.W + iw);
+    }
+  }
+  y[s.y_at] = narrow<T>(m.best);
+  if constexpr (kIndices) indices[s.i_at] = m.at;
+}
+
+// avg_pool2d's options: count_include_pad and divisor_override (when given).
+struct AvgOptions {
+  bool count_include_pad, has_divisor_override;
+  int64_t divisor_override;
+};
+
+template <class T>
+__host__ __device__ void avg_pool_output(const PoolGeometry& g, int64_t o, const T* x, T* y, AvgOptions opt) {
+  const OutputSite s = site_of(g, o);
+  const AvgWindow r = avg_window(s.i, g.kernel[0], g.stride[0], g.padding[0], g.H);
+  const AvgWindow c = avg_window(s.j, g.kernel[1], g.stride[1], g.padding[1], g.W);
+  avg_acc_t<T> sum = 0;
+  for (int64_t ih = r.begin; ih < r.end; ++ih)
+    for (int64_t iw = c.begin; iw < c.end; ++iw) sum += to_acc(x[s.x_plane + ih * g.xs[2] + iw * g.xs[3]]);
+  const bool empty = r.begin >= r.end || c.begin >= c.end;
+  y[s.y_at] = avg_result<T>(
+      sum, avg_divisor(r, c, opt.count_include_pad, opt.has_divisor_override, opt.divisor_override), empty);
+}
+
+template <class T>
+__host__ __device__ void adaptive_avg_output(const PoolGeometry& g, int64_t o, const T* x, T* y) {
+  const OutputSite s = site_of(g, o);
+  const Span r = adaptive_span(s.i, g.OH, g.H), c = adaptive_span(s.j, g.OW, g.W);
+  double sum = 0;
+  for (int64_t ih = r.begin; ih < r.end; ++ih)
+    for (int64_t iw = c.begin; iw < c.end; ++iw) sum += to_acc(x[s.x_plane + ih * g.xs[2] + iw * g.xs[3]]);
+  // Windows are empty only for empty planes: 0 / 0 is NaN, as on the CPU.
+  y[s.y_at] = avg_result<T>(sum, (r.end - r.begin) * (c.end - c.begin), false);
 }
 
 }  // namespace loom::cuda::pool
