@@ -19,10 +19,10 @@
 #include "../cuda_error.hpp"
 #include "../device.hpp"
 #include "../runtime.hpp"
+#include "conv_call.hpp"
 #include "conv_plan.hpp"
 #include "cudnn_conv.hpp"
 #include "dtype.cuh"
-#include "int_pair.hpp"
 #include "loops.cuh"
 
 #include <cudnn.h>
@@ -94,15 +94,6 @@ struct Operand {
   void* data;
   Dims4 dims;
 };
-
-Operand operand_of(const LoomTensorDesc& t) {
-  Operand o{plugin::data_ptr<void>(t), {}};
-  for (int i = 0; i < 4; ++i) {
-    o.dims.size[i] = t.shape[i];
-    o.dims.stride[i] = t.strides[i];
-  }
-  return o;
-}
 
 // A contiguous copy of `o` in a block of `blocks` (for inputs cuDNN cannot
 // read as they are).
@@ -215,43 +206,8 @@ void run(const LoomKernelCall& c, const char* op, Problem p, Operand x, Operand 
   elementwise<T, T, T>(out, {&out, &broadcast_bias}, AddInCompute{}, stream, op);
 }
 
-// The window parameters: stride, padding and dilation at the given value
-// positions, groups at `groups_at`.
-void read_parameters(const LoomKernelCall& c, const char* op, Problem& p, int stride_at, int padding_at,
-                     int dilation_at, int groups_at) {
-  const int64_t *s = int_pair(c, stride_at, op, "stride"), *pd = int_pair(c, padding_at, op, "padding"),
-                *d = int_pair(c, dilation_at, op, "dilation");
-  for (int i = 0; i < 2; ++i) {
-    p.stride[i] = s[i];
-    p.padding[i] = pd[i];
-    p.dilation[i] = d[i];
-  }
-  if (groups_at >= c.num_values || c.values[groups_at].kind != LOOM_VALUE_INT)
-    throw Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string("cuda ") + op + ": expected 'groups' as an int");
-  p.groups = c.values[groups_at].u.i;
-}
-
-void expect_operands(const LoomKernelCall& c, const char* op, int inputs) {
-  if (c.num_inputs < inputs || c.num_outputs < 1)
-    throw Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string("cuda ") + op + ": expected " + std::to_string(inputs) +
-                                                    " inputs and an output");
-  const int32_t dtype = c.outputs[0].dtype;
-  for (int i = 0; i < inputs; ++i) {
-    const LoomTensorDesc& t = c.inputs[i];
-    if (plugin::is_absent(t)) continue;
-    if (t.dtype != dtype)
-      throw Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string("cuda ") + op + ": input " + std::to_string(i) +
-                                                      " is " + plugin::dtype_name(t.dtype) + ", the output " +
-                                                      plugin::dtype_name(dtype));
-    if (t.ndim != 4 && i < 2)
-      throw Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string("cuda ") + op + ": expected 4-D views, input " +
-                                                      std::to_string(i) + " is " + std::to_string(t.ndim) + "-D");
-  }
-  if (c.outputs[0].ndim != 4)
-    throw Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string("cuda ") + op + ": expected a 4-D output view");
-}
-
 int64_t numel4(const Dims4& t) { return t.size[0] * t.size[1] * t.size[2] * t.size[3]; }
+Dims4 dims_of_output(const LoomKernelCall& c) { return conv::dims_of(c.outputs[0]); }
 
 // A problem with nothing to sum over (an empty input channel or batch
 // dimension) still has to write zeros or the bias: rare, left to the CPU.
@@ -259,64 +215,33 @@ int64_t numel4(const Dims4& t) { return t.size[0] * t.size[1] * t.size[2] * t.si
   throw Failure(LOOM_STATUS_UNSUPPORTED, std::string("cuda ") + op + ": empty reduction, not run by cuDNN");
 }
 
-// conv1d / conv2d: values stride, padding, dilation, groups.
-void conv_forward(const LoomKernelCall& c) {
-  constexpr const char* op = "conv2d";
-  expect_operands(c, op, 3);
-  Problem p;
-  p.pass = Pass::Forward;
-  p.dtype = c.outputs[0].dtype;
-  read_parameters(c, op, p, 0, 1, 2, 3);
-  const Operand x = operand_of(c.inputs[0]), w = operand_of(c.inputs[1]), y = operand_of(c.outputs[0]);
-  if (numel4(y.dims) == 0) return;
-  if (numel4(x.dims) == 0 || numel4(w.dims) == 0) decline_empty(op);
-  const LoomTensorDesc* bias = plugin::is_absent(c.inputs[2]) ? nullptr : &c.inputs[2];
-  visit<DTypes::Floating>(p.dtype, op, [&](auto tag) { run<decltype(tag)>(c, op, p, x, w, y, bias); });
-}
-
-// conv_transpose2d: values stride, padding, output_padding, groups,
-// dilation. Its input is the forward's y, its output the forward's x.
-void conv_transposed(const LoomKernelCall& c) {
-  constexpr const char* op = "conv_transpose2d";
-  expect_operands(c, op, 3);
-  Problem p;
-  p.pass = Pass::BackwardData;
-  p.dtype = c.outputs[0].dtype;
-  read_parameters(c, op, p, 0, 1, 4, 3);
-  const Operand y = operand_of(c.inputs[0]), w = operand_of(c.inputs[1]), x = operand_of(c.outputs[0]);
-  if (numel4(x.dims) == 0) return;
-  if (numel4(y.dims) == 0 || numel4(w.dims) == 0) decline_empty(op);
-  const LoomTensorDesc* bias = plugin::is_absent(c.inputs[2]) ? nullptr : &c.inputs[2];
-  visit<DTypes::Floating>(p.dtype, op, [&](auto tag) { run<decltype(tag)>(c, op, p, x, w, y, bias); });
-}
-
-// _conv2d_backward_input / _weight: inputs grad_output and the weight or
-// the input; values (size, stride, padding, dilation, groups).
-template <Pass kPass>
-void conv_backward(const LoomKernelCall& c) {
-  constexpr const char* op = kPass == Pass::BackwardData ? "_conv2d_backward_input" : "_conv2d_backward_weight";
-  expect_operands(c, op, 2);
-  Problem p;
-  p.pass = kPass;
-  p.dtype = c.outputs[0].dtype;
-  read_parameters(c, op, p, 1, 2, 3, 4);
-  const Operand y = operand_of(c.inputs[0]), other = operand_of(c.inputs[1]), out = operand_of(c.outputs[0]);
-  const Operand& x = kPass == Pass::BackwardData ? out : other;
-  const Operand& w = kPass == Pass::BackwardData ? other : out;
-  if (numel4(out.dims) == 0) return;
-  if (numel4(y.dims) == 0 || numel4(other.dims) == 0) decline_empty(op);
-  visit<DTypes::Floating>(p.dtype, op, [&](auto tag) { run<decltype(tag)>(c, op, p, x, w, y, nullptr); });
+// One op of the family (conv_call.hpp says which tensor is which).
+template <conv::ConvOp kOp>
+void convolution(const LoomKernelCall& c) {
+  constexpr conv::OpLayout l = conv::layout_of(kOp);
+  const Problem p = conv::read_problem(c, kOp);
+  const Operand x{plugin::data_ptr<void>(conv::tensor_at(c, l.x)), p.x};
+  const Operand w{plugin::data_ptr<void>(conv::tensor_at(c, l.w)), p.w};
+  const Operand y{plugin::data_ptr<void>(conv::tensor_at(c, l.y)), p.y};
+  if (numel4(dims_of_output(c)) == 0) return;
+  if (numel4(p.x) == 0 || numel4(p.w) == 0 || numel4(p.y) == 0) decline_empty(l.name);
+  const bool has_bias = l.inputs == 3 && !plugin::is_absent(c.inputs[2]);
+  visit<DTypes::Floating>(p.dtype, l.name, [&](auto tag) {
+    run<decltype(tag)>(c, l.name, p, x, w, y, has_bias ? &c.inputs[2] : nullptr);
+  });
 }
 
 }  // namespace
 
 void register_conv_kernels(plugin::Registrar& r) {
   using plugin::kernel;
-  r.kernel("conv1d", "cuda", kernel<conv_forward>, kFloatingMask);
-  r.kernel("conv2d", "cuda", kernel<conv_forward>, kFloatingMask);
-  r.kernel("conv_transpose2d", "cuda", kernel<conv_transposed>, kFloatingMask);
-  r.kernel("_conv2d_backward_input", "cuda", kernel<conv_backward<Pass::BackwardData>>, kFloatingMask);
-  r.kernel("_conv2d_backward_weight", "cuda", kernel<conv_backward<Pass::BackwardFilter>>, kFloatingMask);
+  using conv::ConvOp;
+  // conv1d arrives as conv2d with height 1.
+  r.kernel("conv1d", "cuda", kernel<convolution<ConvOp::Conv2d>>, kFloatingMask);
+  r.kernel("conv2d", "cuda", kernel<convolution<ConvOp::Conv2d>>, kFloatingMask);
+  r.kernel("conv_transpose2d", "cuda", kernel<convolution<ConvOp::ConvTranspose2d>>, kFloatingMask);
+  r.kernel("_conv2d_backward_input", "cuda", kernel<convolution<ConvOp::BackwardInput>>, kFloatingMask);
+  r.kernel("_conv2d_backward_weight", "cuda", kernel<convolution<ConvOp::BackwardWeight>>, kFloatingMask);
 }
 
 }  // namespace loom::cuda

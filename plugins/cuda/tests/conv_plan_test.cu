@@ -1,10 +1,12 @@
 // The cuDNN convolutions' planning (kernels/conv_plan.hpp) on the host:
 // output sizes in floor mode and with output_padding, which problems cuDNN
 // is given, descriptor strides, filter layouts, the cache key and the LRU.
-// Built by nvcc as a host program; needs neither a GPU nor cuDNN.
+// Also how each op's call (kernels/conv_call.hpp) becomes a pass. Built by
+// nvcc as a host program; needs neither a GPU nor cuDNN.
 #define CATCH_CONFIG_MAIN
 #include <catch2/catch.hpp>
 
+#include "kernels/conv_call.hpp"
 #include "kernels/conv_plan.hpp"
 
 #include <string>
@@ -159,4 +161,149 @@ TEST_CASE("the LRU builds once per key and evicts the least recently used", "[co
   // A failed build caches nothing.
   CHECK_THROWS(cache.get({4}, [] () -> int { throw 1; }));
   CHECK(*cache.get({4}, make(40)) == 40);
+}
+
+// ---- calls: which tensor is x, w, y and where the values are ----
+
+namespace {
+
+// A contiguous float32 4-D view of `shape` (no data: planning only).
+struct View {
+  int64_t shape[4], strides[4];
+  LoomTensorDesc desc{};
+  explicit View(std::initializer_list<int64_t> s) {
+    int i = 0;
+    for (int64_t v : s) shape[i++] = v;
+    int64_t extent = 1;
+    for (int d = 3; d >= 0; --d) {
+      strides[d] = extent;
+      extent *= shape[d];
+    }
+    desc.ndim = 4;
+    desc.dtype = LOOM_DTYPE_FLOAT32;
+    desc.shape = shape;
+    desc.strides = strides;
+  }
+};
+
+LoomValue pair(const int64_t* two) {
+  LoomValue v{};
+  v.kind = LOOM_VALUE_INT_LIST;
+  v.u.ints.data = two;
+  v.u.ints.size = 2;
+  return v;
+}
+LoomValue integer(int64_t i) {
+  LoomValue v{};
+  v.kind = LOOM_VALUE_INT;
+  v.u.i = i;
+  return v;
+}
+
+bool same(const Dims4& a, const LoomTensorDesc& t) {
+  for (int i = 0; i < 4; ++i)
+    if (a.size[i] != t.shape[i] || a.stride[i] != t.strides[i]) return false;
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("conv_transpose2d reads dilation after groups and runs as backward data", "[conv]") {
+  // PyTorch: input [2, 4, 5, 5], weight [4, 3, 3, 3] (groups 1), stride 2,
+  // padding 1, output_padding 1, dilation 1: output (5 - 1) 2 - 2 + 2 + 1 + 1 = 10.
+  View in({2, 4, 5, 5}), weight({4, 3, 3, 3}), out({2, 3, 10, 10});
+  LoomTensorDesc inputs[3] = {in.desc, weight.desc, {}};
+  inputs[2].ndim = -1;
+  const int64_t stride[2] = {2, 2}, padding[2] = {1, 1}, output_padding[2] = {1, 1}, dilation[2] = {1, 1};
+  const LoomValue values[5] = {pair(stride), pair(padding), pair(output_padding), integer(1), pair(dilation)};
+  LoomKernelCall c{};
+  c.inputs = inputs;
+  c.num_inputs = 3;
+  c.outputs = &out.desc;
+  c.num_outputs = 1;
+  c.values = values;
+  c.num_values = 5;
+  const Problem p = read_problem(c, ConvOp::ConvTranspose2d);
+  CHECK(p.pass == Pass::BackwardData);
+  CHECK(same(p.x, out.desc));
+  CHECK(same(p.w, weight.desc));
+  CHECK(same(p.y, in.desc));
+  CHECK(p.stride[0] == 2);
+  CHECK(p.padding[1] == 1);
+  CHECK(p.dilation[0] == 1);
+  CHECK(p.groups == 1);
+  CHECK(decline_reason(p) == nullptr);
+
+  // output_padding 2 with dilation 3 (allowed by PyTorch: < dilation) is not
+  // what backward data computes: declined.
+  View wide({2, 3, 2 * 4 - 2 + 3 * 2 + 2 + 1, 2 * 4 - 2 + 3 * 2 + 2 + 1});
+  const int64_t dilated[2] = {3, 3}, output_padding2[2] = {2, 2};
+  const LoomValue values2[5] = {pair(stride), pair(padding), pair(output_padding2), integer(1), pair(dilated)};
+  c.values = values2;
+  c.outputs = &wide.desc;
+  CHECK(decline_reason(read_problem(c, ConvOp::ConvTranspose2d)) != nullptr);
+}
+
+TEST_CASE("the gradient ops read (size, stride, padding, dilation, groups)", "[conv]") {
+  // Forward: x [2, 4, 8, 8], w [6, 2, 3, 3], groups 2, stride 2, padding 1,
+  // dilation 1 -> y [2, 6, 4, 4].
+  View x({2, 4, 8, 8}), w({6, 2, 3, 3}), dy({2, 6, 4, 4});
+  const int64_t size[2] = {8, 8}, kernel[2] = {3, 3}, stride[2] = {2, 2}, padding[2] = {1, 1}, dilation[2] = {1, 1};
+  LoomKernelCall c{};
+  c.num_inputs = 2;
+  c.num_outputs = 1;
+  c.num_values = 5;
+
+  const LoomValue data_values[5] = {pair(size), pair(stride), pair(padding), pair(dilation), integer(2)};
+  const LoomTensorDesc data_inputs[2] = {dy.desc, w.desc};
+  c.inputs = data_inputs;
+  c.outputs = &x.desc;
+  c.values = data_values;
+  const Problem data = read_problem(c, ConvOp::BackwardInput);
+  CHECK(data.pass == Pass::BackwardData);
+  CHECK((same(data.x, x.desc) && same(data.w, w.desc) && same(data.y, dy.desc)));
+  CHECK(data.groups == 2);
+  CHECK(decline_reason(data) == nullptr);
+
+  const LoomValue weight_values[5] = {pair(kernel), pair(stride), pair(padding), pair(dilation), integer(2)};
+  const LoomTensorDesc weight_inputs[2] = {dy.desc, x.desc};
+  c.inputs = weight_inputs;
+  c.outputs = &w.desc;
+  c.values = weight_values;
+  const Problem filter = read_problem(c, ConvOp::BackwardWeight);
+  CHECK(filter.pass == Pass::BackwardFilter);
+  CHECK((same(filter.x, x.desc) && same(filter.w, w.desc) && same(filter.y, dy.desc)));
+  CHECK(decline_reason(filter) == nullptr);
+
+  // A grad_output one row short (conv_transpose2d's weight gradient): declined.
+  View short_dy({2, 6, 3, 4});
+  const LoomTensorDesc short_inputs[2] = {short_dy.desc, x.desc};
+  c.inputs = short_inputs;
+  CHECK(decline_reason(read_problem(c, ConvOp::BackwardWeight)) != nullptr);
+}
+
+TEST_CASE("malformed calls name the op and what is wrong", "[conv]") {
+  View x({1, 2, 5, 5}), w({3, 2, 3, 3}), y({1, 3, 3, 3});
+  LoomTensorDesc inputs[3] = {x.desc, w.desc, {}};
+  inputs[2].ndim = -1;
+  const int64_t one[2] = {1, 1}, zero[2] = {0, 0};
+  const LoomValue values[4] = {pair(one), pair(zero), pair(one), integer(1)};
+  LoomKernelCall c{};
+  c.inputs = inputs;
+  c.num_inputs = 3;
+  c.outputs = &y.desc;
+  c.num_outputs = 1;
+  c.values = values;
+  c.num_values = 4;
+  CHECK(decline_reason(read_problem(c, ConvOp::Conv2d)) == nullptr);
+
+  inputs[1].dtype = LOOM_DTYPE_FLOAT16;
+  CHECK_THROWS_WITH(read_problem(c, ConvOp::Conv2d), Catch::Contains("conv2d") && Catch::Contains("float16"));
+  inputs[1].dtype = LOOM_DTYPE_FLOAT32;
+  const LoomValue bad[4] = {pair(one), integer(0), pair(one), integer(1)};
+  c.values = bad;
+  CHECK_THROWS_WITH(read_problem(c, ConvOp::Conv2d), Catch::Contains("padding"));
+  c.values = values;
+  c.num_values = 3;
+  CHECK_THROWS_WITH(read_problem(c, ConvOp::Conv2d), Catch::Contains("groups"));
 }
