@@ -3,8 +3,8 @@
 // (cuDNN's backward data is its forward), _conv2d_backward_input (backward
 // data) and _conv2d_backward_weight (backward filter).
 //
-// conv_plan.hpp maps each op onto one pass of a forward convolution and says
-// when cuDNN cannot express it (then LOOM_STATUS_UNSUPPORTED: the core falls
+// conv_call.hpp maps each op onto one pass of a forward convolution and
+// conv_plan.hpp says when cuDNN cannot express it (then LOOM_STATUS_UNSUPPORTED: the core falls
 // back). Tensors go to cuDNN with their own strides; filters, which cuDNN
 // only takes packed (NCHW or NHWC), and operands with broadcast dims are
 // copied to contiguous blocks first. The algorithm comes from cuDNN's
@@ -195,8 +195,8 @@ void run(const LoomKernelCall& c, const char* op, Problem p, Operand x, Operand 
   if (bias == nullptr) return;
 
   // out += bias, the bias broadcast as [1, O, 1, 1] (stride 0 where it
-  // repeats). An own elementwise pass rather than cudnnAddTensor, which
-  // declines bfloat16 and some output strides. Each element is read and
+  // repeats). An own elementwise pass rather than cudnnAddTensor, whose
+  // dtype and stride support is narrower (bfloat16 is not in its list). Each element is read and
   // written by one thread, so the output may be an input.
   const int64_t zero_strides[4] = {0, bias->strides[0], 0, 0};
   LoomTensorDesc out = c.outputs[0], broadcast_bias = *bias;
