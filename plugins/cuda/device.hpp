@@ -16,5 +16,7 @@ void register_layer_norm_kernels(plugin::Registrar& r);
 void register_elementwise_kernels(plugin::Registrar& r);  // kernels/unary.cu
 void register_reduce_kernels(plugin::Registrar& r);  // reductions and scans (kernels/reduce*.cu, scan.cu)
 void register_index_shape_kernels(plugin::Registrar& r);  // indexing, shape, pad, embedding (kernels/indexing*.cu ...)
+void register_pool_kernels(plugin::Registrar& r);    // kernels/pool.cu
+void register_conv_kernels(plugin::Registrar& r);    // kernels/conv_cudnn.cu (built with cuDNN only)
 
 }  // namespace loom::cuda

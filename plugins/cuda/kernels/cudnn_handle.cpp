@@ -1,0 +1,63 @@
+// See cudnn_handle.hpp.
+#include "cudnn_handle.hpp"
+
+#include "../runtime.hpp"
+
+#include <loom/plugin.hpp>
+
+#include <array>
+#include <string>
+
+namespace loom::cuda {
+namespace {
+
+// The thread's handles, indexed by device; destroyed at thread exit.
+struct ThreadHandles {
+  std::array<cudnnHandle_t, kMaxDevices> handle{};
+
+  ~ThreadHandles() {
+    for (int d = 0; d < kMaxDevices; ++d) {
+      if (handle[d] == nullptr) continue;
+      // Failures at exit (driver already shutting down) have nobody to report to.
+      if (cudaSetDevice(d) == cudaSuccess) (void)cudnnDestroy(handle[d]);
+    }
+  }
+};
+
+// cuDNN 9 groups its statuses by thousands: the BAD_PARAM (2xxx) and
+// NOT_SUPPORTED (3xxx) families are configurations it declines (a stride
+// layout, a size past its int range), not broken devices.
+bool is_decline(cudnnStatus_t s) { return s >= CUDNN_STATUS_BAD_PARAM && s < CUDNN_STATUS_INTERNAL_ERROR; }
+
+bool is_allocation_failure(cudnnStatus_t s) {
+  return s == CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED ||
+         s == CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED;
+}
+
+}  // namespace
+
+void check_cudnn(cudnnStatus_t s, int index, const char* what) {
+  if (s == CUDNN_STATUS_SUCCESS) [[likely]]
+    return;
+  const int32_t code = is_decline(s)                        ? LOOM_STATUS_UNSUPPORTED
+                       : is_allocation_failure(s) ? LOOM_STATUS_OUT_OF_MEMORY
+                                                        : LOOM_STATUS_DEVICE_ERROR;
+  throw plugin::Failure(code, "cuda:" + std::to_string(index) + ": " + what + ": " + cudnnGetErrorString(s) +
+                                  " (status " + std::to_string(static_cast<int>(s)) + ")");
+}
+
+cudnnHandle_t cudnn_handle(int index, cudaStream_t stream) {
+  check_index(index);
+  use_device(index);
+  thread_local ThreadHandles handles;
+  cudnnHandle_t& h = handles.handle[index];
+  if (h == nullptr) {
+    cudnnHandle_t created = nullptr;
+    check_cudnn(cudnnCreate(&created), index, "cudnnCreate");
+    h = created;
+  }
+  check_cudnn(cudnnSetStream(h, stream), index, "cudnnSetStream");
+  return h;
+}
+
+}  // namespace loom::cuda
