@@ -1,30 +1,17 @@
 // See cublas_handle.hpp.
 #include "cublas_handle.hpp"
 
-#include "../runtime.hpp"
+#include "thread_handles.hpp"
 
 #include <loom/plugin.hpp>
 
-#include <array>
 #include <string>
 
 namespace loom::cuda {
 namespace {
 
-// The thread's handles, indexed by device. Destroyed at thread exit: a
-// worker thread that ends gives its handles (and cuBLAS's workspace) back.
-struct ThreadHandles {
-  std::array<cublasHandle_t, kMaxDevices> handle{};
-
-  ~ThreadHandles() {
-    for (int d = 0; d < kMaxDevices; ++d) {
-      if (handle[d] == nullptr) continue;
-      // Destruction needs the handle's device current; failures at exit
-      // (driver already shutting down) have nobody to report to.
-      if (cudaSetDevice(d) == cudaSuccess) (void)cublasDestroy(handle[d]);
-    }
-  }
-};
+void destroy(cublasHandle_t h) { (void)cublasDestroy(h); }
+using Handles = ThreadHandles<cublasHandle_t, destroy>;
 
 }  // namespace
 
@@ -39,10 +26,7 @@ void check_cublas(cublasStatus_t s, int index, const char* what) {
 }
 
 cublasHandle_t cublas_handle(int index, cudaStream_t stream) {
-  check_index(index);
-  use_device(index);
-  thread_local ThreadHandles handles;
-  cublasHandle_t& h = handles.handle[index];
+  cublasHandle_t& h = Handles::slot(index);
   if (h == nullptr) {
     cublasHandle_t created = nullptr;
     check_cublas(cublasCreate(&created), index, "cublasCreate");

@@ -1,28 +1,17 @@
 // See cudnn_handle.hpp.
 #include "cudnn_handle.hpp"
 
-#include "../runtime.hpp"
+#include "thread_handles.hpp"
 
 #include <loom/plugin.hpp>
 
-#include <array>
 #include <string>
 
 namespace loom::cuda {
 namespace {
 
-// The thread's handles, indexed by device; destroyed at thread exit.
-struct ThreadHandles {
-  std::array<cudnnHandle_t, kMaxDevices> handle{};
-
-  ~ThreadHandles() {
-    for (int d = 0; d < kMaxDevices; ++d) {
-      if (handle[d] == nullptr) continue;
-      // Failures at exit (driver already shutting down) have nobody to report to.
-      if (cudaSetDevice(d) == cudaSuccess) (void)cudnnDestroy(handle[d]);
-    }
-  }
-};
+void destroy(cudnnHandle_t h) { (void)cudnnDestroy(h); }
+using Handles = ThreadHandles<cudnnHandle_t, destroy>;
 
 // cuDNN 9 groups its statuses by thousands: the BAD_PARAM (2xxx) and
 // NOT_SUPPORTED (3xxx) families are configurations it declines (a stride
@@ -47,10 +36,7 @@ void check_cudnn(cudnnStatus_t s, int index, const char* what) {
 }
 
 cudnnHandle_t cudnn_handle(int index, cudaStream_t stream) {
-  check_index(index);
-  use_device(index);
-  thread_local ThreadHandles handles;
-  cudnnHandle_t& h = handles.handle[index];
+  cudnnHandle_t& h = Handles::slot(index);
   if (h == nullptr) {
     cudnnHandle_t created = nullptr;
     check_cudnn(cudnnCreate(&created), index, "cudnnCreate");
