@@ -152,19 +152,57 @@ LOOM_GRAD_CASES("nll_loss", [] {
       {"none, 1-d input", {arg({4})},
        [](const Args& x) { return out(loom::nll_loss(x[0], indices({2}, {}), {}, "none")); }}};
 })
+// Class weights are constants: their gradient exists only for probability
+// targets (with class indices PyTorch refuses a weight that requires grad).
 LOOM_GRAD_CASES("cross_entropy", [] {
   const Tensor t = indices({0, 3, 1}, {3});
+  const Tensor w = constant({4}, 0.5, 2);
   const Tensor probs = loom::softmax(constant({3, 4}), 1);
   return std::vector<GradCase>{
       {"class indices, mean", {arg({3, 4})}, [t](const Args& x) { return out(loom::cross_entropy(x[0], t)); }},
-      {"weight, ignore_index, label_smoothing", {strided_arg({3, 4}), arg({4}, 0.5, 2)},
-       [t](const Args& x) { return out(loom::cross_entropy(x[0], t, x[1], 1, "mean", 0.2)); }},
+      {"weight, ignore_index, label_smoothing, mean", {strided_arg({3, 4})},
+       [t, w](const Args& x) { return out(loom::cross_entropy(x[0], t, w, 1, "mean", 0.2)); }},
+      {"weight, ignore_index, none", {arg({3, 4})},
+       [t, w](const Args& x) { return out(loom::cross_entropy(x[0], t, w, 3, "none")); }},
+      {"weight, label_smoothing, sum", {arg({3, 4})},
+       [t, w](const Args& x) { return out(loom::cross_entropy(x[0], t, w, -100, "sum", 0.3)); }},
       {"spatial, none", {arg({2, 3, 2})},
        [](const Args& x) { return out(loom::cross_entropy(x[0], indices({0, 2, 1, 1}, {2, 2}), {}, -100, "none")); }},
+      {"spatial, weight, ignore_index, label_smoothing, mean", {arg({2, 3, 2, 2})},
+       [w](const Args& x) {
+         return out(loom::cross_entropy(x[0], indices({0, 2, 1, 1, 2, 0, 1, 1}, {2, 2, 2}), w.narrow(0, 0, 3), 1,
+                                        "mean", 0.1));
+       }},
+      {"1-d input, label_smoothing, none", {arg({4})},
+       [](const Args& x) { return out(loom::cross_entropy(x[0], indices({2}, {}), {}, -100, "none", 0.4)); }},
+      {"1-d input, weight, mean", {arg({4})},
+       [w](const Args& x) { return out(loom::cross_entropy(x[0], indices({1}, {}), w)); }},
       {"probabilities, sum, label_smoothing", {arg({3, 4})},
        [probs](const Args& x) { return out(loom::cross_entropy(x[0], probs, {}, -100, "sum", 0.1)); }},
-      {"probabilities (differentiated), weight, mean", {arg({3, 4}), arg({3, 4}, 0, 1), arg({4}, 0.5, 2)},
-       [](const Args& x) { return out(loom::cross_entropy(x[0], x[1], x[2])); }}};
+      {"probabilities (differentiated), weight (differentiated), mean", {arg({3, 4}), arg({3, 4}, 0, 1), arg({4}, 0.5, 2)},
+       [](const Args& x) { return out(loom::cross_entropy(x[0], x[1], x[2])); }},
+      {"probabilities (differentiated), spatial, weight, label_smoothing, none",
+       {arg({2, 3, 2}), strided_arg({2, 3, 2}, 0, 1)},
+       [w](const Args& x) { return out(loom::cross_entropy(x[0], x[1], w.narrow(0, 0, 3), -100, "none", 0.2)); }},
+      {"probabilities, 1-d input, weight (differentiated), label_smoothing, mean", {arg({4}), arg({4}, 0.5, 2)},
+       [q = loom::softmax(constant({4}), 0)](const Args& x) {
+         return out(loom::cross_entropy(x[0], q, x[1], -100, "mean", 0.3));
+       }}};
+})
+// The gradient op differentiates through its composite (cross_entropy's
+// double backward); grad_output is differentiated too.
+LOOM_GRAD_CASES("_cross_entropy_backward", [] {
+  const Tensor t = indices({0, 3, 1}, {3});
+  const Tensor w = constant({4}, 0.5, 2);
+  return std::vector<GradCase>{
+      {"class indices, weight, ignore_index, label_smoothing, mean", {arg({}), arg({3, 4})},
+       [t, w](const Args& x) { return out(loom::cross_entropy_backward(x[0], x[1], t, w, 1, "mean", 0.2)); }},
+      {"spatial, none", {arg({2, 2}), arg({2, 3, 2})},
+       [](const Args& x) {
+         return out(loom::cross_entropy_backward(x[0], x[1], indices({0, 2, 1, 1}, {2, 2}), {}, -100, "none"));
+       }},
+      {"probabilities (differentiated), weight, label_smoothing, sum", {arg({}), arg({3, 4}), arg({3, 4}, 0, 1)},
+       [w](const Args& x) { return out(loom::cross_entropy_backward(x[0], x[1], x[2], w, -100, "sum", 0.1)); }}};
 })
 
 // ---- normalisation -----------------------------------------------------------------------

@@ -15,4 +15,8 @@ void log_softmax(const LoomKernelCall& c);
 // nn_norm.cpp
 void layer_norm(const LoomKernelCall& c);
 
+// nn_cross_entropy.cpp (class-index targets; float32 and float64)
+void cross_entropy(const LoomKernelCall& c);
+void cross_entropy_backward(const LoomKernelCall& c);  // op _cross_entropy_backward
+
 }  // namespace loom::cpu

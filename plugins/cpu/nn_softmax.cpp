@@ -240,6 +240,11 @@ void register_nn_kernels(plugin::Registrar& r) {
   // Contiguous rows make the statistics one vector sweep; the core copies
   // the rare strided input.
   r.kernel("layer_norm", "cpu", kernel<layer_norm>, kFloatingMask, LOOM_KERNEL_CONTIGUOUS_ONLY);
+  // Fused for class-index targets, contiguous for the same reason; the
+  // 16-bit floats and probability targets run the core's composites.
+  constexpr uint64_t kF32F64 = LOOM_DTYPE_BIT(LOOM_DTYPE_FLOAT32) | LOOM_DTYPE_BIT(LOOM_DTYPE_FLOAT64);
+  r.kernel("cross_entropy", "cpu", kernel<cross_entropy>, kF32F64, LOOM_KERNEL_CONTIGUOUS_ONLY);
+  r.kernel("_cross_entropy_backward", "cpu", kernel<cross_entropy_backward>, kF32F64, LOOM_KERNEL_CONTIGUOUS_ONLY);
 }
 
 }  // namespace loom::cpu

@@ -1,5 +1,6 @@
 // The plugin entry: registers the "cpu" device type and every kernel with
-// the dtypes it takes. Kernels take any strides; only layer_norm is CONTIGUOUS_ONLY.
+// the dtypes it takes. Kernels take any strides; only layer_norm and the
+// cross_entropy pair are CONTIGUOUS_ONLY.
 #include "common.hpp"
 #include "kernels.hpp"
 

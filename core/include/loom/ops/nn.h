@@ -1,5 +1,5 @@
 // loom/ops/nn.h — the op catalog, part: neural-net functions (softmax, attention, normalisation, dropout, embedding, losses, pad).
-// Included by loom/ops.h; the ops are defined in core/src/ops_nn.cpp.
+// Included by loom/ops.h; the ops are defined in core/src/ops_nn.cpp (and the files each section names).
 #pragma once
 
 #include <loom/tensor.h>
@@ -48,7 +48,7 @@ Tensor pad(const Tensor& input, const std::vector<int64_t>& pad,
 
 // ---- softmax, attention, normalisation, classification losses ------------------
 // (torch.nn.functional semantics; defined in core/src/ops_nn.cpp,
-// ops_nn_norm.cpp and ops_nn_loss.cpp.) An undefined Tensor stands for None.
+// ops_nn_norm.cpp, ops_nn_loss.cpp and ops_cross_entropy_backward.cpp.) An undefined Tensor stands for None.
 
 // Along `dim` (negative counts from the end). `dtype`: the input is cast to
 // it first and the result has it; otherwise the input must be floating.
@@ -88,5 +88,13 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight 
 Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight = {},
                      int64_t ignore_index = -100, const std::string& reduction = "mean",
                      double label_smoothing = 0.0);
+// The gradient of cross_entropy w.r.t. `input` (input's shape and dtype)
+// given `grad_output`, the gradient of its result (0-d, or for reduction
+// "none" the target's shape without the class dim): what cross_entropy's
+// backward computes (op `_cross_entropy_backward`, which devices may run
+// natively), for both kinds of target, with the same arguments.
+Tensor cross_entropy_backward(const Tensor& grad_output, const Tensor& input, const Tensor& target,
+                              const Tensor& weight = {}, int64_t ignore_index = -100,
+                              const std::string& reduction = "mean", double label_smoothing = 0.0);
 
 }  // namespace loom
