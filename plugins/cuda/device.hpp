@@ -13,6 +13,7 @@ void register_random_kernels(plugin::Registrar& r);
 void register_matmul_kernels(plugin::Registrar& r);
 void register_softmax_kernels(plugin::Registrar& r);
 void register_layer_norm_kernels(plugin::Registrar& r);
+void register_cross_entropy_kernels(plugin::Registrar& r);  // kernels/cross_entropy.cu
 void register_elementwise_kernels(plugin::Registrar& r);  // kernels/unary.cu
 void register_reduce_kernels(plugin::Registrar& r);  // reductions and scans (kernels/reduce*.cu, scan.cu)
 void register_index_shape_kernels(plugin::Registrar& r);  // indexing, shape, pad, embedding (kernels/indexing*.cu ...)

@@ -14,6 +14,7 @@ void init(plugin::Registrar& r) {
   register_matmul_kernels(r);
   register_softmax_kernels(r);
   register_layer_norm_kernels(r);
+  register_cross_entropy_kernels(r);
   register_elementwise_kernels(r);
   register_reduce_kernels(r);
   register_index_shape_kernels(r);
