@@ -296,6 +296,62 @@ def test_cross_entropy_probability_targets_and_spatial():
     check_layer(nn.CrossEntropyLoss(), torch.nn.CrossEntropyLoss(), inputs=[x, t])
 
 
+def _softmax(a, axis):
+    e = np.exp(a - a.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("kind", ["indices", "indices, 1-d", "probabilities"])
+def test_cross_entropy_gradients_and_double_backward(reduction, dtype, kind):
+    """cross_entropy's gradients (input; target and weight for probabilities, which PyTorch differentiates) and
+    the gradients of the input gradient (create_graph), spatial, with weight, ignore_index and label smoothing."""
+    rng = np.random.default_rng(10)
+    shape = (4,) if kind == "indices, 1-d" else (3, 4, 2, 2)
+    x = rng.standard_normal(shape).astype(dtype)
+    w = rng.uniform(0.5, 2.0, 4).astype(dtype)
+    # From numpy arrays: loom.tensor(list, dtype=loom.float64) goes through float32.
+    lx, tx = loom.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    leaves_l, leaves_t = [lx], [tx]
+    if kind == "probabilities":
+        q = _softmax(rng.standard_normal(shape), 1).astype(dtype)
+        lt, tt = loom.tensor(q, requires_grad=True), torch.tensor(q, requires_grad=True)
+        lw, tw = loom.tensor(w, requires_grad=True), torch.tensor(w, requires_grad=True)
+        leaves_l += [lt, lw]
+        leaves_t += [tt, tw]
+        kw = dict(label_smoothing=0.1)
+    else:
+        t = np.array(2) if kind == "indices, 1-d" else rng.integers(0, 4, (3, 2, 2))
+        if t.ndim:
+            t[0, 0, 0] = 2  # ignored below
+        lt, tt = loom.tensor(t.tolist(), dtype=loom.int64), torch.tensor(t)
+        lw, tw = loom.tensor(w), torch.tensor(w)
+        kw = dict(ignore_index=2 if t.ndim else -100, label_smoothing=0.15)
+    ly = F.cross_entropy(lx, lt, weight=lw, reduction=reduction, **kw)
+    ty = torch.nn.functional.cross_entropy(tx, tt, weight=tw, reduction=reduction, **kw)
+    tol = dict(rtol=1e-4, atol=1e-5) if dtype == "float32" else dict(rtol=1e-10, atol=1e-12)
+    close(ly, ty, **tol)
+    g = rng.standard_normal(tuple(ty.shape)).astype(dtype)
+    lg = loom.autograd.grad([ly], leaves_l, [loom.tensor(g)], create_graph=True)
+    tg = torch.autograd.grad([ty], leaves_t, [torch.tensor(g)], create_graph=True)
+    for a, b in zip(lg, tg):
+        close(a, b, **tol)
+    # Second order: the gradient of <d loss / d x, v> with respect to every leaf.
+    v = rng.standard_normal(shape).astype(dtype)
+    (lg[0] * loom.tensor(v)).sum().backward()
+    (tg[0] * torch.tensor(v)).sum().backward()
+    for a, b in zip(leaves_l, leaves_t):
+        close(a.grad, b.grad, **tol)
+
+
+def test_cross_entropy_refuses_a_weight_gradient_with_class_indices():
+    w = loom.tensor([1.0, 2.0, 0.5], requires_grad=True)
+    loss = F.cross_entropy(loom.tensor([[0.1, 0.2, 0.3]], requires_grad=True), loom.tensor([1]), weight=w)
+    with pytest.raises(Exception, match="derivative for 'weight' is not implemented"):
+        loss.backward()
+
+
 @pytest.mark.parametrize("name,kwargs", [("MSELoss", {}), ("MSELoss", dict(reduction="sum")), ("L1Loss", {}),
                                          ("L1Loss", dict(reduction="none")), ("SmoothL1Loss", {}),
                                          ("SmoothL1Loss", dict(beta=0.5)), ("SmoothL1Loss", dict(beta=0.0)),
