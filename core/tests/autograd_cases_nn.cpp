@@ -8,6 +8,7 @@
 
 #include <initializer_list>
 #include <optional>
+#include <tuple>
 
 using loom::DType;
 using loom::Tensor;
@@ -223,19 +224,62 @@ LOOM_GRAD_CASES("group_norm", [] {
       {"spatial, no affine, strided", {strided_arg({2, 6, 2, 2})},
        [](const Args& x) { return out(loom::group_norm(x[0], 3)); }}};
 })
+namespace {
+// Running statistics for C channels, made once per case list (the case
+// functions must be deterministic): float64, or float32 to check that
+// their own dtype is read as it is.
+struct RunningStats {
+  Tensor mean, var;
+};
+RunningStats running_stats(int64_t C, DType t = DType::Float64) {
+  return {constant({C}, -0.5, 0.5).to(t), constant({C}, 0.5, 2).to(t)};
+}
+std::vector<Tensor> all_of(std::tuple<Tensor, Tensor, Tensor> r) {
+  return {std::get<0>(r), std::get<1>(r), std::get<2>(r)};
+}
+}  // namespace
+
 LOOM_GRAD_CASES("batch_norm", [] {
+  const RunningStats s2 = running_stats(2), s3f = running_stats(3, DType::Float32);
   return std::vector<GradCase>{
-      {"training, running stats, weight and bias", {arg({4, 3, 2}), arg({3}), arg({3})},
+      {"training, running stats, weight and bias, 3-d", {arg({4, 3, 2}), arg({3}), arg({3})},
        [](const Args& x) {
          const Tensor rm = loom::zeros({3}, DType::Float64), rv = loom::ones({3}, DType::Float64);
          return out(loom::batch_norm(x[0], rm, rv, x[1], x[2], true));
        }},
-      {"training, no running stats, strided", {strided_arg({5, 2})},
+      {"training, no running stats, strided 2-d", {strided_arg({5, 2})},
        [](const Args& x) { return out(loom::batch_norm(x[0], {}, {}, {}, {}, true)); }},
-      {"eval", {arg({3, 2, 2}), arg({2}), arg({2})},
+      {"training, weight only, 4-d", {arg({2, 3, 2, 2}), arg({3})},
+       [](const Args& x) { return out(loom::batch_norm(x[0], {}, {}, x[1], {}, true, 0.1, 1e-3)); }},
+      {"training, bias only, 5-d", {arg({2, 2, 2, 1, 2}), arg({2})},
+       [](const Args& x) { return out(loom::batch_norm(x[0], {}, {}, {}, x[1], true)); }},
+      {"eval, 3-d", {arg({3, 2, 2}), arg({2}), arg({2})},
        [](const Args& x) {
          const Tensor rm = loom::from_vector<double>({0.3, -0.2}, {2}), rv = loom::from_vector<double>({0.5, 1.5}, {2});
          return out(loom::batch_norm(x[0], rm, rv, x[1], x[2], false));
+       }},
+      {"eval, no affine, float32 running stats, 2-d", {arg({4, 3})},
+       [s3f](const Args& x) { return out(loom::batch_norm(x[0], s3f.mean, s3f.var, {}, {}, false)); }},
+      {"eval, weight only, 5-d", {arg({2, 2, 2, 2, 1}), arg({2})},
+       [s2](const Args& x) { return out(loom::batch_norm(x[0], s2.mean, s2.var, x[1], {}, false, 0.1, 0.1)); }}};
+})
+
+// The gradient op is differentiated through its composite (double backward
+// of batch_norm): every output, with respect to grad_output, input and weight.
+LOOM_GRAD_CASES("_batch_norm_backward", [] {
+  const RunningStats s3 = running_stats(3), s2f = running_stats(2, DType::Float32);
+  return std::vector<GradCase>{
+      {"training, weight, 3-d", {arg({3, 2, 2}), arg({3, 2, 2}), arg({2})},
+       [](const Args& x) { return all_of(loom::batch_norm_backward(x[0], x[1], x[2], {}, {}, true)); }},
+      {"training, no weight, strided 2-d", {arg({4, 3}), strided_arg({4, 3})},
+       [](const Args& x) { return all_of(loom::batch_norm_backward(x[0], x[1], {}, {}, {}, true, 1e-3)); }},
+      {"training, weight, 4-d", {arg({2, 2, 2, 2}), arg({2, 2, 2, 2}), arg({2})},
+       [](const Args& x) { return all_of(loom::batch_norm_backward(x[0], x[1], x[2], {}, {}, true)); }},
+      {"eval, weight, 4-d", {arg({2, 3, 2, 1}), arg({2, 3, 2, 1}), arg({3})},
+       [s3](const Args& x) { return all_of(loom::batch_norm_backward(x[0], x[1], x[2], s3.mean, s3.var, false)); }},
+      {"eval, no weight, float32 running stats, 5-d", {arg({2, 2, 1, 2, 2}), arg({2, 2, 1, 2, 2})},
+       [s2f](const Args& x) {
+         return all_of(loom::batch_norm_backward(x[0], x[1], {}, s2f.mean, s2f.var, false, 0.01));
        }}};
 })
 

@@ -19,5 +19,6 @@ void register_reduce_kernels(plugin::Registrar& r);  // reductions and scans (ke
 void register_index_shape_kernels(plugin::Registrar& r);  // indexing, shape, pad, embedding (kernels/indexing*.cu ...)
 void register_pool_kernels(plugin::Registrar& r);    // kernels/pool.cu
 void register_conv_kernels(plugin::Registrar& r);    // kernels/conv_cudnn.cu (built with cuDNN only)
+void register_batch_norm_kernels(plugin::Registrar& r);  // kernels/batch_norm_cudnn.cu (built with cuDNN only)
 
 }  // namespace loom::cuda

@@ -21,6 +21,7 @@ void init(plugin::Registrar& r) {
   register_pool_kernels(r);
 #if LOOM_CUDA_HAVE_CUDNN
   register_conv_kernels(r);
+  register_batch_norm_kernels(r);
 #endif
 }
 

@@ -1,5 +1,5 @@
 // samples_nn.cpp — softmax, log_softmax, scaled_dot_product_attention,
-// layer_norm, group_norm, batch_norm.
+// layer_norm, group_norm, batch_norm, _batch_norm_backward.
 #include "sample_util.h"
 
 namespace loom::samples {
@@ -86,7 +86,41 @@ LOOM_OP_SAMPLES("batch_norm", {
           c.call("training", args({5, 3, 4}, 3, true), {B(true)}),
           c.call("training, momentum 0.5, eps 0.1", args({5, 3}, 3, false), {B(true), F(0.5), F(0.1)}),
           c.call("training without running stats", {c.tensor({6, 2, 3}), std::nullopt, std::nullopt}, {B(true)}),
-          c.call("large, training", args({16, 8, 32, 32}, 8, true), {B(true)})};
+          c.call("training, 5-d, bias only", {c.tensor({2, 3, 2, 3, 2}), std::nullopt, std::nullopt, std::nullopt, c.tensor({3})}, {B(true)}),
+          c.call("training, float64 running stats", {c.tensor({4, 3, 5}), c.tensor({3}, -1, 1, DType::Float64), c.tensor({3}, 0.5, 2, DType::Float64)}, {B(true), F(0.2)}),
+          c.call("eval, 5-d, weight only, float32 running stats", {c.tensor({2, 3, 2, 2, 3}), c.tensor({3}, -1, 1, DType::Float32), c.tensor({3}, 0.5, 2, DType::Float32), c.tensor({3})}),
+          c.call("large, training", args({16, 8, 32, 32}, 8, true), {B(true)}),
+          c.call("large, eval", args({16, 8, 32, 32}, 8, true))};
+    }})
+
+// _batch_norm_backward(grad_output, input, weight, running_mean,
+// running_var, training, eps) -> (grad_input, grad_weight, grad_bias): the
+// weight and bias gradients are sums over every dim but the channels.
+LOOM_OP_SAMPLES("_batch_norm_backward", {
+    .accumulates = true,
+    .make = [](const SampleContext& c) {
+      auto train = [&](Shape x, bool weight) {
+        std::vector<std::optional<Tensor>> t{c.tensor(x, -1, 1), c.tensor(x)};
+        if (weight) t.push_back(c.tensor({x[1]}));
+        return t;
+      };
+      auto eval = [&](Shape x, bool weight, std::optional<DType> stats = std::nullopt) {
+        std::vector<std::optional<Tensor>> t{c.tensor(x, -1, 1), c.tensor(x)};
+        t.push_back(weight ? std::optional<Tensor>(c.tensor({x[1]})) : std::nullopt);
+        t.push_back(c.tensor({x[1]}, -1, 1, stats));
+        t.push_back(c.tensor({x[1]}, 0.5, 2, stats));
+        return t;
+      };
+      return Samples{
+          c.call("training, weight, 2-d", train({6, 3}, true), {B(true), F(1e-5)}),
+          c.call("training, no weight, 3-d", train({4, 2, 5}, false), {B(true), F(1e-5)}),
+          c.call("training, weight, 4-d, eps 0.1", train({2, 3, 4, 4}, true), {B(true), F(0.1)}),
+          c.call("training, 5-d", train({2, 2, 3, 2, 2}, true), {B(true), F(1e-5)}),
+          c.call("eval, weight, 4-d", eval({2, 3, 4, 4}, true), {B(false), F(1e-5)}),
+          c.call("eval, no weight, 2-d, float64 running stats", eval({5, 4}, false, DType::Float64), {B(false), F(1e-5)}),
+          c.call("eval, 5-d, eps 0.01", eval({2, 2, 2, 3, 2}, true), {B(false), F(0.01)}),
+          c.call("large, training", train({16, 8, 32, 32}, true), {B(true), F(1e-5)}),
+          c.call("large, eval", eval({16, 8, 32, 32}, true), {B(false), F(1e-5)})};
     }})
 
 }  // namespace

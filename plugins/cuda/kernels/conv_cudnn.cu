@@ -22,6 +22,7 @@
 #include "conv_call.hpp"
 #include "conv_plan.hpp"
 #include "cudnn_conv.hpp"
+#include "device_blocks.hpp"
 #include "dtype.cuh"
 #include "loops.cuh"
 
@@ -48,36 +49,6 @@ struct AddInCompute {
   template <class T>
   __device__ T operator()(T a, T b) const { return narrow<T>(widen(a) + widen(b)); }
 };
-
-// Blocks of the device's caching allocator (workspace, contiguous copies),
-// freed when the call ends.
-class Blocks {
- public:
-  Blocks(int index, cudaStream_t stream) : allocator_(allocator(index)), stream_(stream) {}
-  Blocks(const Blocks&) = delete;
-  Blocks& operator=(const Blocks&) = delete;
-  ~Blocks() {
-    for (void* b : blocks_) allocator_.free(b);
-  }
-  void* get(size_t bytes) {
-    if (bytes == 0) return nullptr;
-    blocks_.push_back(allocator_.allocate(bytes, stream_));
-    return blocks_.back();
-  }
-
- private:
-  CachingAllocator& allocator_;
-  cudaStream_t stream_;
-  std::vector<void*> blocks_;
-};
-
-template <class T>
-cudnnDataType_t data_type() {
-  if constexpr (std::is_same_v<T, __half>) return CUDNN_DATA_HALF;
-  else if constexpr (std::is_same_v<T, __nv_bfloat16>) return CUDNN_DATA_BFLOAT16;
-  else if constexpr (std::is_same_v<T, float>) return CUDNN_DATA_FLOAT;
-  else return CUDNN_DATA_DOUBLE;
-}
 
 // The math cuDNN may use. float32 without allow_tf32 is FMA only: cuDNN's
 // default math lets it pick TF32 tensor-core kernels on Ampere and later.
@@ -153,7 +124,7 @@ void run(const LoomKernelCall& c, const char* op, Problem p, Operand x, Operand 
   p.w = w.dims;
   p.y = y.dims;
 
-  const cudnnDataType_t type = data_type<T>();
+  const cudnnDataType_t type = cudnn_data_type<T>();
   ConvDescriptors d(index);
   set_tensor(d.x, x.dims, type, index);
   set_tensor(d.y, y.dims, type, index);
@@ -174,9 +145,7 @@ void run(const LoomKernelCall& c, const char* op, Problem p, Operand x, Operand 
   check_cudnn(cudnnSetConvolutionMathType(d.conv.get(), plan->math), index, "cudnnSetConvolutionMathType");
   void* workspace = blocks.get(plan->workspace);
 
-  // alpha and beta are double for double data, float otherwise.
-  using Scale = std::conditional_t<std::is_same_v<T, double>, double, float>;
-  const Scale one = 1, zero = 0;
+  const cudnn_scale_t<T> one = 1, zero = 0;
   if (p.pass == Pass::Forward)
     check_cudnn(cudnnConvolutionForward(h, &one, d.x.get(), x.data, d.w.get(), w.data, d.conv.get(),
                                         static_cast<cudnnConvolutionFwdAlgo_t>(plan->algo), workspace,

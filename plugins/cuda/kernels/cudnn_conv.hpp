@@ -12,21 +12,6 @@
 
 namespace loom::cuda {
 
-// A cuDNN descriptor, destroyed with its owner.
-template <class D, cudnnStatus_t (*Create)(D*), cudnnStatus_t (*Destroy)(D)>
-class CudnnDescriptor {
- public:
-  CudnnDescriptor(int index, const char* what) { check_cudnn(Create(&d_), index, what); }
-  ~CudnnDescriptor() { (void)Destroy(d_); }
-  CudnnDescriptor(const CudnnDescriptor&) = delete;
-  CudnnDescriptor& operator=(const CudnnDescriptor&) = delete;
-  D get() const { return d_; }
-
- private:
-  D d_ = nullptr;
-};
-using TensorDescriptor =
-    CudnnDescriptor<cudnnTensorDescriptor_t, cudnnCreateTensorDescriptor, cudnnDestroyTensorDescriptor>;
 using FilterDescriptor =
     CudnnDescriptor<cudnnFilterDescriptor_t, cudnnCreateFilterDescriptor, cudnnDestroyFilterDescriptor>;
 using ConvolutionDescriptor =

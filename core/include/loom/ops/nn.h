@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace loom {
@@ -48,7 +49,7 @@ Tensor pad(const Tensor& input, const std::vector<int64_t>& pad,
 
 // ---- softmax, attention, normalisation, classification losses ------------------
 // (torch.nn.functional semantics; defined in core/src/ops_nn.cpp,
-// ops_nn_norm.cpp, ops_nn_loss.cpp and ops_cross_entropy_backward.cpp.) An undefined Tensor stands for None.
+// ops_nn_norm.cpp, ops_batch_norm.cpp, ops_nn_loss.cpp and ops_cross_entropy_backward.cpp.) An undefined Tensor stands for None.
 
 // Along `dim` (negative counts from the end). `dtype`: the input is cast to
 // it first and the result has it; otherwise the input must be floating.
@@ -77,6 +78,17 @@ Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight 
 Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
                   const Tensor& weight = {}, const Tensor& bias = {}, bool training = false,
                   double momentum = 0.1, double eps = 1e-5);
+// batch_norm's gradients, what its backward computes (op
+// `_batch_norm_backward`; devices may run it natively): (grad_input shaped
+// like input, grad_weight [C], grad_bias [C]), all of the input's dtype.
+// grad_output has the input's size and dtype. training: the statistics are
+// the batch's (running_mean/running_var are ignored; give none); otherwise
+// the running ones (both required). weight absent acts as ones; grad_weight
+// is then still Σ grad_output · x̂. Defined in core/src/ops_batch_norm.cpp.
+std::tuple<Tensor, Tensor, Tensor> batch_norm_backward(const Tensor& grad_output, const Tensor& input,
+                                                       const Tensor& weight, const Tensor& running_mean,
+                                                       const Tensor& running_var, bool training,
+                                                       double eps = 1e-5);
 
 // input (N, C) or (N, C, d1, ...) or (C) of log-probabilities, target int64
 // class indices (N) / (N, d1, ...) / (). reduction "none", "mean" (divided
