@@ -39,17 +39,15 @@ template <class State>
 struct DeviceTeam {
   State st;
   template <class F>
-  __host__ __device__ void block(F&& f) {
-#ifdef __CUDA_ARCH__
-    f(static_cast<int>(threadIdx.x), st);
-    __syncthreads();
-#endif
-  }
+  __host__ __device__ void block(F&& f) { step(f, true); }
   template <class F>
-  __host__ __device__ void warp(F&& f) {
+  __host__ __device__ void warp(F&& f) { step(f, false); }
+  template <class F>
+  __host__ __device__ void step(F& f, bool whole_block) {
 #ifdef __CUDA_ARCH__
     f(static_cast<int>(threadIdx.x), st);
-    __syncwarp();
+    if (whole_block) __syncthreads();
+    else __syncwarp();
 #endif
   }
 };

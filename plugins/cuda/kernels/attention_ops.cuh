@@ -178,6 +178,57 @@ struct Lane {
   __host__ __device__ int row(int r) const { return w * kRowsPerWarp + r; }
 };
 
+// Where block `block` of a pass works when every batch entry has
+// ceil(n / kBlockRows) blocks: its batch entry b and first row; `off` gets
+// the entry's offsets of every operand.
+struct BlockAt {
+  int64_t b, first;
+};
+template <class T>
+__host__ __device__ BlockAt block_at(const Problem<T>& p, int64_t block, int64_t n, int64_t (&off)[kSlots]) {
+  const int64_t tiles = ceil_div(n, kBlockRows);
+  const BlockAt at{block / tiles, (block % tiles) * kBlockRows};
+  p.walk.offsets(at.b, off);
+  return at;
+}
+
+// The keys the query rows [i0, i0 + kBlockRows) see: all of them, or with
+// is_causal those up to the block's last row (later tiles are masked for
+// every row of the block).
+template <class T>
+__host__ __device__ int64_t key_end(const Problem<T>& p, int64_t i0) {
+  return p.causal ? min64(p.S, min64(i0 + kBlockRows, p.L)) : p.S;
+}
+
+// acc[r][c] += Σₓ w[row(r)·32 + x] · tile[x·ld + d] over the tile's 32
+// columns, for the lane's head-dim elements d = lane + 32c below n.
+template <class C>
+__host__ __device__ void accumulate_tile(C (&acc)[kRowsPerWarp][kChunks], const C* w, const C* tile, int32_t ld,
+                                         int32_t n, const Lane& t) {
+  for (int x = 0; x < kLanes; ++x) {
+    C tx[kChunks];
+    for (int c = 0; c < kChunks; ++c) {
+      const int d = t.lane + c * kLanes;
+      tx[c] = d < n ? tile[x * ld + d] : C(0);
+    }
+    for (int r = 0; r < kRowsPerWarp; ++r) {
+      const C wx = w[t.row(r) * kLanes + x];
+      for (int c = 0; c < kChunks; ++c) acc[r][c] += wx * tx[c];
+    }
+  }
+}
+
+// Writes factor·vals[c] to row `row` of an [rows x n] operand (element
+// (row, d) at base + row·st.row + d·st.col), the lane's elements d < n.
+template <class T, class C>
+__host__ __device__ void store_row(T* base, Strides2 st, int64_t row, const C (&vals)[kChunks], int32_t n, C factor,
+                                   const Lane& t) {
+  for (int c = 0; c < kChunks; ++c) {
+    const int d = t.lane + c * kLanes;
+    if (d < n) base[row * st.row + d * st.col] = narrow<T>(vals[c] * factor);
+  }
+}
+
 // ---- forward ---------------------------------------------------------------------------
 
 // A lane's running state for its warp's rows: the row max m (the same in
@@ -196,10 +247,8 @@ template <class T, class Team>
 __host__ __device__ void forward_block(const Problem<T>& p, int64_t block, compute_t<T>* smem, Team& team) {
   using C = compute_t<T>;
   using State = ForwardState<C>;
-  const int64_t tiles = ceil_div(p.L, kBlockRows);
-  const int64_t b = block / tiles, i0 = (block % tiles) * kBlockRows;
   int64_t off[kSlots];
-  p.walk.offsets(b, off);
+  const int64_t i0 = block_at(p, block, p.L, off).first;
   const ForwardLayout at(p.E, p.Ev);
   C *sq = smem + at.q, *sk = smem + at.k, *sv = smem + at.v, *ss = smem + at.s;
   const int32_t E = p.E, Ev = p.Ev, pk = pitch(E);
@@ -212,9 +261,7 @@ __host__ __device__ void forward_block(const Problem<T>& p, int64_t block, compu
       for (int c = 0; c < kChunks; ++c) st.acc[r][c] = 0;
     }
   });
-  // Causal: keys past the block's last row are masked for all its rows.
-  const int64_t key_end = p.causal ? min64(p.S, min64(i0 + kBlockRows, p.L)) : p.S;
-  for (int64_t j0 = 0; j0 < key_end; j0 += kLanes) {
+  for (int64_t j0 = 0; j0 < key_end(p, i0); j0 += kLanes) {
     team.block([&](int tid, State&) {
       load_tile(sk, pk, p.k + off[kK], p.at[kK], j0, kLanes, p.S, E, tid);
       load_tile(sv, Ev, p.v + off[kV], p.at[kV], j0, kLanes, p.S, Ev, tid);
@@ -257,20 +304,7 @@ __host__ __device__ void forward_block(const Problem<T>& p, int64_t block, compu
     });
     // acc += p·v over the tile; lane = head-dim elements. A block phase:
     // the next tile overwrites sk and sv.
-    team.block([&](int tid, State& st) {
-      const Lane t(tid);
-      for (int x = 0; x < kLanes; ++x) {
-        C vx[kChunks];
-        for (int c = 0; c < kChunks; ++c) {
-          const int d = t.lane + c * kLanes;
-          vx[c] = d < Ev ? sv[x * Ev + d] : C(0);
-        }
-        for (int r = 0; r < kRowsPerWarp; ++r) {
-          const C px = ss[t.row(r) * kLanes + x];
-          for (int c = 0; c < kChunks; ++c) st.acc[r][c] += px * vx[c];
-        }
-      }
-    });
+    team.block([&](int tid, State& st) { accumulate_tile(st.acc, ss, sv, Ev, Ev, Lane(tid)); });
   }
   team.warp([&](int tid, State& st) {
     const Lane t(tid);
@@ -284,10 +318,7 @@ __host__ __device__ void forward_block(const Problem<T>& p, int64_t block, compu
       if (i >= p.L) continue;
       C l = 0;
       for (int x = 0; x < kLanes; ++x) l += ss[t.row(r) * kLanes + x];
-      for (int c = 0; c < kChunks; ++c) {
-        const int d = t.lane + c * kLanes;
-        if (d < Ev) p.out[off[kOut] + i * p.at[kOut].row + d * p.at[kOut].col] = narrow<T>(st.acc[r][c] / l);
-      }
+      store_row(p.out + off[kOut], p.at[kOut], i, st.acc[r], Ev, C(1) / l, t);
       if (t.lane == 0) p.lse[off[kLse] + i * p.at[kLse].row] = st.m[r] + rows::log_of(l);
     }
   });
@@ -366,10 +397,9 @@ template <class T, class Team>
 __host__ __device__ void grad_kv_block(const Problem<T>& p, int64_t block, compute_t<T>* smem, Team& team) {
   using C = compute_t<T>;
   using State = GradKVState<C>;
-  const int64_t tiles = ceil_div(p.S, kBlockRows);
-  const int64_t b = block / tiles, j0 = (block % tiles) * kBlockRows;
   int64_t off[kSlots];
-  p.walk.offsets(b, off);
+  const BlockAt pos = block_at(p, block, p.S, off);
+  const int64_t b = pos.b, j0 = pos.first;
   const GradKVLayout at(p.E, p.Ev);
   C *sk = smem + at.k, *sv = smem + at.v, *sq = smem + at.q, *sgo = smem + at.go;
   C *slse = smem + at.lse, *sd = smem + at.d, *sp = smem + at.p, *sds = smem + at.ds;
@@ -411,21 +441,8 @@ __host__ __device__ void grad_kv_block(const Problem<T>& p, int64_t block, compu
     // dv += Pᵀ·dO, dk += dSᵀ·q over the tile; lane = head-dim elements.
     team.block([&](int tid, State& st) {
       const Lane t(tid);
-      for (int x = 0; x < kLanes; ++x) {
-        C gx[kChunks], qx[kChunks];
-        for (int c = 0; c < kChunks; ++c) {
-          const int d = t.lane + c * kLanes;
-          gx[c] = d < Ev ? sgo[x * pgo + d] : C(0);
-          qx[c] = d < E ? sq[x * pq + d] : C(0);
-        }
-        for (int r = 0; r < kRowsPerWarp; ++r) {
-          const C px = sp[t.row(r) * kLanes + x], dsx = sds[t.row(r) * kLanes + x];
-          for (int c = 0; c < kChunks; ++c) {
-            st.dv[r][c] += px * gx[c];
-            st.dk[r][c] += dsx * qx[c];
-          }
-        }
-      }
+      accumulate_tile(st.dv, sp, sgo, pgo, Ev, t);
+      accumulate_tile(st.dk, sds, sq, pq, E, t);
     });
   }
   team.warp([&](int tid, State& st) {
@@ -433,11 +450,8 @@ __host__ __device__ void grad_kv_block(const Problem<T>& p, int64_t block, compu
     for (int r = 0; r < kRowsPerWarp; ++r) {
       const int64_t j = j0 + t.row(r);
       if (j >= p.S) continue;
-      for (int c = 0; c < kChunks; ++c) {
-        const int d = t.lane + c * kLanes;
-        if (d < E) p.grad_k[off[kGradK] + j * p.at[kGradK].row + d * p.at[kGradK].col] = narrow<T>(st.dk[r][c] * p.scale);
-        if (d < Ev) p.grad_v[off[kGradV] + j * p.at[kGradV].row + d * p.at[kGradV].col] = narrow<T>(st.dv[r][c]);
-      }
+      store_row(p.grad_k + off[kGradK], p.at[kGradK], j, st.dk[r], E, p.scale, t);
+      store_row(p.grad_v + off[kGradV], p.at[kGradV], j, st.dv[r], Ev, C(1), t);
     }
   });
 }
@@ -455,10 +469,9 @@ template <class T, class Team>
 __host__ __device__ void grad_q_block(const Problem<T>& p, int64_t block, compute_t<T>* smem, Team& team) {
   using C = compute_t<T>;
   using State = GradQState<C>;
-  const int64_t tiles = ceil_div(p.L, kBlockRows);
-  const int64_t b = block / tiles, i0 = (block % tiles) * kBlockRows;
   int64_t off[kSlots];
-  p.walk.offsets(b, off);
+  const BlockAt pos = block_at(p, block, p.L, off);
+  const int64_t b = pos.b, i0 = pos.first;
   const GradQLayout at(p.E, p.Ev);
   C *sq = smem + at.q, *sgo = smem + at.go, *sk = smem + at.k, *sv = smem + at.v, *sds = smem + at.ds;
   const int32_t E = p.E, Ev = p.Ev, pk = pitch(E), pv = pitch(Ev);
@@ -474,8 +487,7 @@ __host__ __device__ void grad_q_block(const Problem<T>& p, int64_t block, comput
       for (int c = 0; c < kChunks; ++c) st.dq[r][c] = 0;
     }
   });
-  const int64_t key_end = p.causal ? min64(p.S, min64(i0 + kBlockRows, p.L)) : p.S;
-  for (int64_t j0 = 0; j0 < key_end; j0 += kLanes) {
+  for (int64_t j0 = 0; j0 < key_end(p, i0); j0 += kLanes) {
     team.block([&](int tid, State&) {
       load_tile(sk, pk, p.k + off[kK], p.at[kK], j0, kLanes, p.S, E, tid);
       load_tile(sv, pv, p.v + off[kV], p.at[kV], j0, kLanes, p.S, Ev, tid);
@@ -495,30 +507,13 @@ __host__ __device__ void grad_q_block(const Problem<T>& p, int64_t block, comput
       }
     });
     // dq += dS·k over the tile; lane = head-dim elements.
-    team.block([&](int tid, State& st) {
-      const Lane t(tid);
-      for (int x = 0; x < kLanes; ++x) {
-        C kx[kChunks];
-        for (int c = 0; c < kChunks; ++c) {
-          const int d = t.lane + c * kLanes;
-          kx[c] = d < E ? sk[x * pk + d] : C(0);
-        }
-        for (int r = 0; r < kRowsPerWarp; ++r) {
-          const C dsx = sds[t.row(r) * kLanes + x];
-          for (int c = 0; c < kChunks; ++c) st.dq[r][c] += dsx * kx[c];
-        }
-      }
-    });
+    team.block([&](int tid, State& st) { accumulate_tile(st.dq, sds, sk, pk, E, Lane(tid)); });
   }
   team.warp([&](int tid, State& st) {
     const Lane t(tid);
     for (int r = 0; r < kRowsPerWarp; ++r) {
       const int64_t i = i0 + t.row(r);
-      if (i >= p.L) continue;
-      for (int c = 0; c < kChunks; ++c) {
-        const int d = t.lane + c * kLanes;
-        if (d < E) p.grad_q[off[kGradQ] + i * p.at[kGradQ].row + d * p.at[kGradQ].col] = narrow<T>(st.dq[r][c] * p.scale);
-      }
+      if (i < p.L) store_row(p.grad_q + off[kGradQ], p.at[kGradQ], i, st.dq[r], E, p.scale, t);
     }
   });
 }

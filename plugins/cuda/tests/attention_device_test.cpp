@@ -5,6 +5,8 @@
 // on both devices, compares within the dtype's tolerance (NaN where the CPU
 // has NaN: fully masked rows), and checks the cuda kernels themselves ran
 // (the dispatch trace shows "kernel" for the fused ops, nothing fell back).
+#include "device_test_util.hpp"
+
 #include <catch2/catch.hpp>
 #include <loom/dispatch_trace.h>
 #include <loom/loom.h>
@@ -20,17 +22,8 @@ using loom::Tensor;
 
 namespace {
 
-bool have_gpu() {
-  (void)loom::device_type_slot("cuda");
-  if (loom::device_count("cuda") > 0) return true;
-  WARN("skipped: no CUDA device (" << loom::device_unavailable_reason("cuda") << ")");
-  return false;
-}
-
-const loom::Device& gpu() {
-  static const loom::Device dev("cuda:0");
-  return dev;
-}
+using loom_cuda_test::gpu;
+using loom_cuda_test::have_gpu;
 
 double tolerance(DType t) {
   switch (t) {

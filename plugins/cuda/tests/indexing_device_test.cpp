@@ -3,6 +3,8 @@
 // is covered by indexing_ops_test.cu). Each case runs an op on both devices,
 // compares the results exactly (these ops move or add values in the CPU's
 // order) and checks the op ran natively on cuda (no CPU fallback).
+#include "device_test_util.hpp"
+
 #include <catch2/catch.hpp>
 #include <loom/loom.h>
 
@@ -14,19 +16,9 @@
 
 namespace {
 
-bool have_gpu() {
-  (void)loom::device_type_slot("cuda");
-  if (loom::device_count("cuda") > 0) return true;
-  WARN("skipped: no CUDA device (" << loom::device_unavailable_reason("cuda") << ")");
-  return false;
-}
-
-const loom::Device& gpu() {
-  static const loom::Device dev("cuda:0");
-  return dev;
-}
-
-loom::Tensor on_gpu(const loom::Tensor& t) { return t.to(gpu()); }
+using loom_cuda_test::gpu;
+using loom_cuda_test::have_gpu;
+using loom_cuda_test::on_gpu;
 
 template <class T>
 void check_same(const loom::Tensor& cpu, const loom::Tensor& cuda) {
