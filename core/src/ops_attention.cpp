@@ -154,7 +154,7 @@ void prepare_fused(OpCall& call) {
 }
 
 // The same math a kernel does, with ops, in compute_dtype: the scores,
-// their logsumexp per row, exp(scores − lse)·v.
+// their logsumexp per row, softmax(scores)·v.
 void fused_composite(OpCall& call) {
   const Tensor& q = call.arg(0);
   const IntArrayRef out_sizes = call.outputs[0].sizes;
@@ -162,9 +162,9 @@ void fused_composite(OpCall& call) {
   const at::Operands x =
       at::operands(q, call.arg(1), call.arg(2), given(call.args[3]), batch, at::compute_dtype(q.dtype()));
   const Tensor scores = at::masked_scores(x.q, x.k, x.mask_ptr(), call.values[0].u.i != 0, call.values[1].u.f);
-  const Tensor lse = logsumexp(scores, IntArrayRef{-1});
-  call.result(0) = matmul(exp(scores - lse.unsqueeze(-1)), x.v).to(q.dtype());
-  call.result(1) = lse;
+  // softmax(scores) is exp(scores − lse) in one pass (NaN for a row of −inf).
+  call.result(0) = matmul(softmax(scores, -1), x.v).to(q.dtype());
+  call.result(1) = logsumexp(scores, IntArrayRef{-1});
 }
 
 LOOM_CORE_OP(fused_op,
