@@ -140,6 +140,46 @@ LOOM_GRAD_CASES("scaled_dot_product_attention", [] {
        [](const Args& x) { return out(loom::scaled_dot_product_attention(x[0], x[1], x[2], x[3])); }}};
 })
 
+// Both outputs of the fused op are checked, so its formula's logsumexp term
+// is; gradgradcheck runs the backward op's composite under autograd.
+namespace {
+const Tensor& keep_mask() {  // every row keeps a key (no NaN rows in gradcheck)
+  static const Tensor m = loom::from_vector<bool>(
+      {true, false, true, true, false, true, false, false, false, true, true, false}, {3, 4});
+  return m;
+}
+std::vector<Tensor> fused(const Args& x, const Tensor& mask, bool causal, double scale) {
+  const auto [o, l] = loom::scaled_dot_product_attention_fused(x[0], x[1], x[2], mask, causal, scale);
+  return {o, l};
+}
+}  // namespace
+
+LOOM_GRAD_CASES("_scaled_dot_product_attention_fused", [] {
+  return std::vector<GradCase>{
+      {"L != S, E != Ev", {arg({2, 3, 4}), arg({2, 5, 4}), arg({2, 5, 3})},
+       [](const Args& x) { return fused(x, {}, false, 0.5); }},
+      {"causal, broadcast batch, strided key", {arg({2, 1, 3, 2}), strided_arg({4, 2}), arg({2, 2, 4, 3})},
+       [](const Args& x) { return fused(x, {}, true, 0.7); }},
+      {"bool mask", {arg({3, 2}), arg({4, 2}), arg({4, 2})}, [](const Args& x) { return fused(x, keep_mask(), false, 0.6); }},
+      {"float mask (differentiated)", {arg({2, 3, 2}), arg({2, 4, 2}), arg({2, 4, 2}), arg({3, 4})},
+       [](const Args& x) { return fused(x, x[3], false, 0.8); }}};
+})
+LOOM_GRAD_CASES("_scaled_dot_product_attention_backward", [] {
+  // (grad_out, q, k, v, output, logsumexp): any values define the op.
+  auto bwd = [](const Args& x, const Tensor& mask, bool causal) {
+    const auto [gq, gk, gv] =
+        loom::scaled_dot_product_attention_backward(x[0], x[1], x[2], x[3], mask, x[4], x[5], causal, 0.6);
+    return std::vector<Tensor>{gq, gk, gv};
+  };
+  return std::vector<GradCase>{
+      {"L != S, E != Ev", {arg({2, 3, 3}), arg({2, 3, 4}), arg({2, 5, 4}), arg({2, 5, 3}), arg({2, 3, 3}), arg({2, 3})},
+       [bwd](const Args& x) { return bwd(x, {}, false); }},
+      {"causal, broadcast key", {arg({2, 4, 2}), arg({2, 4, 2}), arg({3, 2}), arg({2, 3, 2}), arg({2, 4, 2}), arg({2, 4})},
+       [bwd](const Args& x) { return bwd(x, {}, true); }},
+      {"bool mask", {arg({3, 2}), arg({3, 2}), arg({4, 2}), arg({4, 2}), arg({3, 2}), arg({3})},
+       [bwd](const Args& x) { return bwd(x, keep_mask(), false); }}};
+})
+
 // ---- classification losses ---------------------------------------------------------------
 
 LOOM_GRAD_CASES("nll_loss", [] {

@@ -182,7 +182,10 @@ Tensor tensor_from_data(py::handle data, std::optional<DType> dtype, std::option
     } else if (n.all_int) {
       t = from_vector(n.ints, shape);
     } else {
-      t = from_vector(n.floats, shape).to(kDefaultFloat);
+      // Rounded once, to the requested dtype (a float64 tensor keeps every
+      // digit of a Python float), else to the default float dtype.
+      t = from_vector(n.floats, shape);
+      if (!dtype) t = t.to(kDefaultFloat);
     }
   }
   if (dtype) t = t.to(*dtype);

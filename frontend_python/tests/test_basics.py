@@ -15,6 +15,14 @@ def test_tensor_from_nested_lists_infers_dtype_like_pytorch():
         loom.tensor([[1, 2], [3]])
 
 
+def test_tensor_from_python_floats_rounds_once_to_the_requested_dtype():
+    assert loom.tensor([0.1], dtype=loom.float64).tolist() == [0.1]  # not float32's 0.10000000149
+    assert loom.tensor(0.1, dtype=loom.float64).item() == 0.1
+    assert loom.tensor([0.1]).tolist() == [float(np.float32(0.1))]
+    assert loom.tensor([2.7, -2.7], dtype=loom.int64).tolist() == [2, -2]  # truncation, as PyTorch
+    assert loom.tensor([16777217], dtype=loom.float64).tolist() == [16777217.0]
+
+
 def test_operators_match_numpy():
     a = np.arange(6, dtype=np.float32).reshape(2, 3)
     b = np.linspace(1, 2, 3, dtype=np.float32)

@@ -244,6 +244,48 @@ def test_multihead_attention_unbatched_kdim_and_bool_mask():
     close(lw, tw)
 
 
+def _torch_sdpa(q, k, v, mask=None, is_causal=False, scale=None):
+    """PyTorch 1.13 has no F.scaled_dot_product_attention: its math, as PyTorch 2 defines it."""
+    scale = 1 / q.shape[-1] ** 0.5 if scale is None else scale
+    s = q @ k.transpose(-2, -1) * scale
+    if is_causal:
+        s = s.masked_fill(~torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool).tril(), float("-inf"))
+    if mask is not None:
+        s = s.masked_fill(~mask, float("-inf")) if mask.dtype == torch.bool else s + mask
+    return torch.softmax(s, -1) @ v
+
+
+@pytest.mark.parametrize("case", ["plain", "causal", "bool", "float", "broadcast"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_scaled_dot_product_attention(case, dtype):
+    # Without dropout loom runs the fused op (one kernel where a device has one) and its backward op.
+    rng = np.random.default_rng(5)
+    qs, ks, vs = (2, 3, 7, 8), (2, 3, 9, 8), (2, 3, 9, 5)
+    if case == "broadcast":
+        qs, ks = (2, 1, 7, 8), (9, 8)
+    arrays = [rng.standard_normal(s).astype(dtype) for s in (qs, ks, vs)]
+    mask = None
+    if case == "bool":
+        mask = rng.random((7, 9)) > 0.3
+        mask[:, 0] = True
+    elif case == "float":
+        mask = rng.standard_normal((3, 7, 9)).astype(dtype)
+    lt = [loom.tensor(a.tolist(), dtype=getattr(loom, dtype), requires_grad=True) for a in arrays]
+    tt = [torch.tensor(a, requires_grad=True) for a in arrays]
+    lmask = None if mask is None else loom.tensor(mask.tolist(), dtype=loom.bool if mask.dtype == bool else
+                                                  getattr(loom, dtype))
+    tmask = None if mask is None else torch.tensor(mask)
+    causal = case == "causal"
+    lo = F.scaled_dot_product_attention(*lt, lmask, is_causal=causal, scale=0.4)
+    to = _torch_sdpa(*tt, tmask, causal, 0.4)
+    close(lo, to)
+    w = rng.standard_normal(to.shape).astype(dtype)
+    (lo * loom.tensor(w.tolist(), dtype=getattr(loom, dtype))).sum().backward()
+    (to * torch.tensor(w)).sum().backward()
+    for a, b in zip(lt, tt):
+        close(a.grad, b.grad)
+
+
 @pytest.mark.parametrize("norm_first", [False, True])
 def test_transformer_encoder_layer(norm_first):
     kw = dict(dim_feedforward=16, dropout=0.0, batch_first=True, norm_first=norm_first)

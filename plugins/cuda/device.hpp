@@ -20,5 +20,6 @@ void register_index_shape_kernels(plugin::Registrar& r);  // indexing, shape, pa
 void register_pool_kernels(plugin::Registrar& r);    // kernels/pool.cu
 void register_conv_kernels(plugin::Registrar& r);    // kernels/conv_cudnn.cu (built with cuDNN only)
 void register_batch_norm_kernels(plugin::Registrar& r);  // kernels/batch_norm_cudnn.cu (built with cuDNN only)
+void register_attention_kernels(plugin::Registrar& r);  // kernels/attention.cu
 
 }  // namespace loom::cuda

@@ -46,6 +46,54 @@ LOOM_OP_SAMPLES("scaled_dot_product_attention", {
       return v;
     }})
 
+// The fused op and its gradient op (what scaled_dot_product_attention runs
+// without dropout): sizes past one tile of the CUDA kernels (16 rows, 32
+// columns), a fully masked row (NaN, lse -inf), head dims the kernels
+// decline.
+using Qkv = std::vector<std::optional<Tensor>>;
+Qkv attention_operands(const SampleContext& c, Shape q, Shape k, Shape v, std::optional<Tensor> mask = std::nullopt) {
+  return Qkv{c.tensor(q, -1, 1), c.tensor(k, -1, 1), c.tensor(v, -1, 1), std::move(mask)};
+}
+Tensor fully_masked_row(const SampleContext& c) {
+  Tensor m = c.mask({5, 6}, 0.7);
+  m.select(0, 2).fill_(false);
+  return m;
+}
+Samples fused_attention_samples(const SampleContext& c) {
+  return Samples{
+      c.call("4-d", attention_operands(c, {2, 3, 5, 8}, {2, 3, 6, 8}, {2, 3, 6, 8}), {B(false), F(0.35)}),
+      c.call("causal, L > S, Ev != E", attention_operands(c, {2, 7, 8}, {2, 5, 8}, {2, 5, 4}), {B(true), F(0.3)}),
+      c.call("bool mask, a fully masked row", attention_operands(c, {2, 5, 8}, {2, 6, 8}, {2, 6, 8}, fully_masked_row(c)),
+             {B(false), F(0.35)}),
+      c.call("float mask, broadcast batch",
+             attention_operands(c, {2, 1, 5, 8}, {2, 3, 6, 8}, {1, 3, 6, 4}, c.tensor({3, 5, 6}, -2, 0)),
+             {B(false), F(0.35)}),
+      c.call("several tiles", attention_operands(c, {2, 37, 64}, {2, 70, 64}, {2, 70, 48}), {B(true), F(0.125)}),
+      c.call("head dim 160", attention_operands(c, {1, 3, 160}, {1, 4, 160}, {1, 4, 8}), {B(false), F(0.08)})};
+}
+
+LOOM_OP_SAMPLES("_scaled_dot_product_attention_fused", {
+    .accumulates = true,
+    .make = [](const SampleContext& c) { return fused_attention_samples(c); }})
+
+// The forward's own results as output and logsumexp, a random grad_out.
+LOOM_OP_SAMPLES("_scaled_dot_product_attention_backward", {
+    .accumulates = true,
+    .make = [](const SampleContext& c) {
+      Samples v;
+      for (const Sample& f : fused_attention_samples(c)) {
+        const bool causal = std::get<bool>(f.values[0]);
+        const double scale = std::get<double>(f.values[1]);
+        const Tensor mask = f.tensors[3] ? *f.tensors[3] : Tensor();
+        const auto [out, lse] =
+            scaled_dot_product_attention_fused(*f.tensors[0], *f.tensors[1], *f.tensors[2], mask, causal, scale);
+        const IntArrayRef os = out.sizes();
+        const Tensor go = c.tensor(Shape(os.begin(), os.end()), -1, 1);
+        v.push_back(c.call(f.label, {go, f.tensors[0], f.tensors[1], f.tensors[2], f.tensors[3], out, lse}, f.values));
+      }
+      return v;
+    }})
+
 LOOM_OP_SAMPLES("layer_norm", {
     .make = [](const SampleContext& c) {
       return Samples{c.call("last dim", {c.tensor({4, 6})}, {L({6})}),

@@ -88,8 +88,13 @@ class GraphTask {
   }
 
   void count_dependencies() {
-    std::vector<Node*> stack(roots_.begin(), roots_.end());
-    std::unordered_set<Node*> seen(roots_.begin(), roots_.end());
+    // Two roots may be outputs of one node (grad() of both results of a
+    // two-output op): walk it once, or its edges count twice and the
+    // nodes below never become ready.
+    std::vector<Node*> stack;
+    std::unordered_set<Node*> seen;
+    for (Node* r : roots_)
+      if (seen.insert(r).second) stack.push_back(r);
     while (!stack.empty()) {
       Node* n = stack.back();
       stack.pop_back();

@@ -24,8 +24,9 @@ struct Geometry {
   int64_t shape[kMaxKernelDims];
   int64_t strides[N][kMaxKernelDims];
 
-  // Element offsets of operand k for linear (row-major) index i.
-  __device__ void offsets(int64_t i, int64_t (&off)[N]) const {
+  // Element offsets of operand k for linear (row-major) index i (host too:
+  // the attention tile algorithm runs in host tests).
+  __host__ __device__ void offsets(int64_t i, int64_t (&off)[N]) const {
 #pragma unroll
     for (int k = 0; k < N; ++k) off[k] = 0;
     for (int d = ndim - 1; d >= 0; --d) {

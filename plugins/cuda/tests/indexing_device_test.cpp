@@ -3,6 +3,8 @@
 // is covered by indexing_ops_test.cu). Each case runs an op on both devices,
 // compares the results exactly (these ops move or add values in the CPU's
 // order) and checks the op ran natively on cuda (no CPU fallback).
+#include "device_test_util.hpp"
+
 #include <catch2/catch.hpp>
 #include <loom/loom.h>
 

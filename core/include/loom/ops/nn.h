@@ -1,5 +1,5 @@
 // loom/ops/nn.h — the op catalog, part: neural-net functions (softmax, attention, normalisation, dropout, embedding, losses, pad).
-// Included by loom/ops.h; the ops are defined in core/src/ops_nn.cpp (and the files each section names).
+// Included by loom/ops.h; the ops are defined in core/src/ops_nn*.cpp, ops_attention*.cpp (and the files each section names).
 #pragma once
 
 #include <loom/tensor.h>
@@ -63,6 +63,23 @@ Tensor log_softmax(const Tensor& self, int64_t dim, std::optional<DType> dtype =
 Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
                                     const Tensor& attn_mask = {}, double dropout_p = 0.0,
                                     bool is_causal = false, std::optional<double> scale = std::nullopt);
+
+// What scaled_dot_product_attention runs without dropout (ops a device may
+// implement as fused kernels; docs/kernel_conventions.md, "Nn"). The fused
+// forward returns (output [batch..., L, Ev], logsumexp [batch..., L]): the
+// log of each row's softmax denominator, float32 for float16/bfloat16
+// inputs, the input dtype otherwise. `scale` is explicit; `attn_mask` may
+// be undefined; batch dims broadcast. A row whose every key is masked gives
+// NaN and lse −inf.
+std::tuple<Tensor, Tensor> scaled_dot_product_attention_fused(const Tensor& query, const Tensor& key,
+                                                              const Tensor& value, const Tensor& attn_mask,
+                                                              bool is_causal, double scale);
+// Its gradient from the saved output and logsumexp: (grad_query, grad_key,
+// grad_value), each with the full batch shape. Differentiable (through its
+// composite), so attention has double backward.
+std::tuple<Tensor, Tensor, Tensor> scaled_dot_product_attention_backward(
+    const Tensor& grad_out, const Tensor& query, const Tensor& key, const Tensor& value, const Tensor& attn_mask,
+    const Tensor& output, const Tensor& logsumexp, bool is_causal, double scale);
 
 // Normalises over the trailing dims given by normalized_shape; weight and
 // bias have that shape.
