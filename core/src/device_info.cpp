@@ -37,6 +37,9 @@ DeviceRuntimeFeatures device_runtime_features(std::string_view type_name) {
   f.memory_stats = desc.memory_stats != nullptr;
   f.current_stream = desc.set_current_stream != nullptr;
   f.options = desc.set_option != nullptr;
+  f.pinned_memory = desc.host_allocate != nullptr && desc.host_deallocate != nullptr;
+  f.stream_wait = desc.stream_wait_event != nullptr;
+  f.queries = desc.stream_query != nullptr && desc.event_query != nullptr;
   return f;
 }
 

@@ -96,6 +96,43 @@ void Stream::synchronize() const {
     detail::throw_abi_error(err, detail::cat("synchronizing a stream of ", device_.str()));
 }
 
+void Stream::wait_event(const Event& event) const {
+  if (!event.is_recorded()) return;
+  LOOM_CHECK(*event.device() == device_, "Stream.wait_event: the event was recorded on ", event.device()->str(),
+             " and this stream is on ", device_.str(), "; both must be on one device");
+  const auto& e = detail::device_type(device_.type);
+  if (!e.desc.stream_wait_event) {  // correct, only slower: the host waits
+    event.synchronize();
+    return;
+  }
+  if (LoomError* err = e.desc.stream_wait_event(e.desc.device_data, device_.index, native_handle(),
+                                                event.state_->handle))
+    detail::throw_abi_error(err, detail::cat("making a stream of ", device_.str(), " wait for an event"));
+}
+
+void Stream::wait_stream(const Stream& other) const {
+  LOOM_CHECK(other.device() == device_, "Stream.wait_stream: the streams are on ", other.device().str(), " and ",
+             device_.str(), "; both must be on one device");
+  if (other == *this) return;
+  const auto& e = detail::device_type(device_.type);
+  if (!e.desc.event_create) {  // no events, so no streams: the work is done already
+    return;
+  }
+  Event marker;
+  marker.record(other);
+  wait_event(marker);
+}
+
+bool Stream::query() const {
+  const auto& e = detail::device_type(device_.type);
+  if (!e.desc.stream_create) return true;  // nothing is ever queued
+  const auto& q = detail::device_type_offering(device_, e.desc.stream_query != nullptr, "stream queries");
+  int32_t done = 0;
+  if (LoomError* err = q.desc.stream_query(q.desc.device_data, device_.index, native_handle(), &done))
+    detail::throw_abi_error(err, detail::cat("querying a stream of ", device_.str()));
+  return done != 0;
+}
+
 Stream current_stream(Device device) {
   if (detail::current_stream_handle(device)) {
     for (const Stream& s : detail::thread_streams->owners)
@@ -181,6 +218,19 @@ float Event::elapsed_ms(const Event& end) const {
     detail::throw_abi_error(err, detail::cat("timing two events on ", d.str()));
   return ms;
 }
+
+bool Event::query() const {
+  if (!state_->recorded) return true;
+  const Device d = *state_->device;
+  const auto& e = detail::device_type_offering(d, detail::device_type(d.type).desc.event_query != nullptr,
+                                               "event queries");
+  int32_t done = 0;
+  if (LoomError* err = e.desc.event_query(e.desc.device_data, d.index, state_->handle, &done))
+    detail::throw_abi_error(err, detail::cat("querying an event on ", d.str()));
+  return done != 0;
+}
+
+void Event::wait(const Stream& stream) const { stream.wait_event(*this); }
 
 bool Event::is_recorded() const { return state_->recorded; }
 std::optional<Device> Event::device() const { return state_->device; }

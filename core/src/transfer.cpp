@@ -3,6 +3,7 @@
 #include "autograd/nodes.h"
 #include "current_stream.h"
 #include "device_registry.h"
+#include "pinned_memory.h"
 #include "transfer.h"
 
 #include <loom/error.h>
@@ -30,9 +31,30 @@ void finish_stream_copy(const DeviceTypeEntry& e, Device d, void* stream) {
   if (LoomError* err = e.desc.stream_synchronize(e.desc.device_data, d.index, stream))
     throw_abi_error(err, cat("waiting for a copy on a stream of ", d.str()));
 }
+
+// After a host<->device copy on `stream` (null: the default stream). A copy
+// of pinned memory may still be queued even on the default stream (the ABI
+// 1.3 copy contract), so it is waited for unless the caller asked not to;
+// any other copy on the default stream was complete when the plugin
+// returned.
+void finish_host_copy(const DeviceTypeEntry& e, Device d, void* stream, const void* host_ptr,
+                      bool non_blocking) {
+  if (pinned_owner(host_ptr) != e.slot) {
+    if (stream) finish_stream_copy(e, d, stream);
+    return;
+  }
+  if (non_blocking) return;
+  if (stream) {
+    finish_stream_copy(e, d, stream);
+  } else if (e.desc.synchronize) {
+    if (LoomError* err = e.desc.synchronize(e.desc.device_data, d.index))
+      throw_abi_error(err, cat("waiting for a copy of pinned memory on ", d.str()));
+  }
+}
 }  // namespace
 
-void copy_bytes(Device dst_dev, void* dst, Device src_dev, const void* src, size_t nbytes) {
+void copy_bytes(Device dst_dev, void* dst, Device src_dev, const void* src, size_t nbytes,
+                bool non_blocking) {
   if (nbytes == 0) return;
   const auto& d = device_type(dst_dev.type);
   const auto& s = device_type(src_dev.type);
@@ -43,11 +65,11 @@ void copy_bytes(Device dst_dev, void* dst, Device src_dev, const void* src, size
   } else if (s.host_memory()) {
     void* stream = current_stream_handle(dst_dev);
     err = d.desc.copy_from_host(d.desc.device_data, dst_dev.index, dst, src, nbytes, stream);
-    if (!err && stream) finish_stream_copy(d, dst_dev, stream);
+    if (!err) finish_host_copy(d, dst_dev, stream, src, non_blocking);
   } else if (d.host_memory()) {
     void* stream = current_stream_handle(src_dev);
     err = s.desc.copy_to_host(s.desc.device_data, src_dev.index, dst, src, nbytes, stream);
-    if (!err && stream) finish_stream_copy(s, src_dev, stream);
+    if (!err) finish_host_copy(s, src_dev, stream, dst, non_blocking);
   } else if (&d == &s && d.desc.copy_on_device) {
     // On the source's current stream, as PyTorch does. Between two devices
     // the destination's stream is not ordered with it: wait for its pending
@@ -110,11 +132,20 @@ Tensor Tensor::to(DType t) const {
   return out;
 }
 
-Tensor Tensor::to(Device d) const {
+Tensor Tensor::to(Device d, bool non_blocking) const {
   if (d == device()) return *this;
   Tensor src = contiguous();
-  Tensor out = empty(sizes(), dtype(), d);
-  detail::copy_bytes(d, out.data_ptr(), src.device(), src.data_ptr(), src.nbytes());
+  Tensor out;
+  const auto& from_type = detail::device_type(src.device().type);
+  if (non_blocking && d.is_host() && !from_type.host_memory() && from_type.desc.host_allocate) {
+    // torch's rule: a non-blocking copy to the host lands in pinned memory,
+    // the only host memory the device can write asynchronously.
+    out = Tensor(detail::make_intrusive<TensorImpl>(detail::allocate_pinned_storage(from_type.slot, src.nbytes()),
+                                                    dtype(), sizes(), contiguous_strides(sizes()), 0));
+  } else {
+    out = empty(sizes(), dtype(), d);
+  }
+  detail::copy_bytes(d, out.data_ptr(), src.device(), src.data_ptr(), src.nbytes(), non_blocking);
   const Device from = device();
   autograd::detail::record_function("ToCopyBackward0", {*this}, {out},
                                     [from](const std::vector<Tensor>& g) -> std::vector<Tensor> {
@@ -125,6 +156,22 @@ Tensor Tensor::to(Device d) const {
 
 Tensor Tensor::to(Device d, DType t) const { return to(t).to(d); }
 Tensor Tensor::cpu() const { return to(cpu_device()); }
+
+Tensor Tensor::pin_memory(std::string_view device_type) const {
+  LOOM_CHECK(device().is_host(), "pin_memory: only tensors in host memory can be pinned, got one on ",
+             device().str());
+  const int slot = device_type_slot(device_type);
+  if (detail::pinned_owner(data_ptr()) == slot) return *this;
+  Tensor src = contiguous();
+  Tensor out(detail::make_intrusive<TensorImpl>(detail::allocate_pinned_storage(slot, src.nbytes()), dtype(),
+                                                sizes(), contiguous_strides(sizes()), 0));
+  if (src.nbytes()) std::memcpy(out.data_ptr(), src.data_ptr(), src.nbytes());
+  return out;
+}
+
+bool Tensor::is_pinned() const {
+  return defined() && device().is_host() && detail::pinned_owner(storage()->data()) >= 0;
+}
 
 template <class T>
 std::vector<T> Tensor::to_vector() const {

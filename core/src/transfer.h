@@ -15,8 +15,12 @@ struct Span {
 Span storage_span(const TensorImpl& t);
 
 // Raw bytes between any two devices, through each plugin's copy functions
-// (staged through host memory between two non-host device types).
-void copy_bytes(Device dst_dev, void* dst, Device src_dev, const void* src, size_t nbytes);
+// (staged through host memory between two non-host device types). Complete
+// on return, except with `non_blocking` when the host side is pinned memory
+// of the device's type: then the copy may still be queued on the device's
+// current stream (Tensor::to).
+void copy_bytes(Device dst_dev, void* dst, Device src_dev, const void* src, size_t nbytes,
+                bool non_blocking = false);
 
 // A copy of the storage span `t` covers, on `to`, viewed with t's sizes and
 // strides: the layout is kept, so broadcast or strided views stay cheap.

@@ -104,10 +104,10 @@ TEST_CASE("device options: known key, bad value, unknown key, no options") {
 TEST_CASE("feature query and device counts that load the plugin") {
   const auto sim = loom::device_runtime_features("sim");
   CHECK((sim.streams && sim.events && sim.properties && sim.memory_stats && sim.current_stream &&
-         sim.options));
+         sim.options && sim.pinned_memory && sim.stream_wait && sim.queries));
   const auto cpu = loom::device_runtime_features("cpu");
   CHECK_FALSE((cpu.streams || cpu.events || cpu.properties || cpu.memory_stats ||
-               cpu.current_stream || cpu.options));
+               cpu.current_stream || cpu.options || cpu.pinned_memory || cpu.stream_wait || cpu.queries));
   CHECK(loom::available_device_count("sim") == 1);
   CHECK(loom::available_device_count("nosuchtype") == 0);
   // No CUDA plugin in this build tree, or one without a GPU: never an error.

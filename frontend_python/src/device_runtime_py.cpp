@@ -52,13 +52,17 @@ py::dict stats_dict(const MemoryStats& s) {
 
 void bind_streams(py::module_& m) {
   using release_gil = py::call_guard<py::gil_scoped_release>;
-  py::class_<Stream>(m, "Stream", "An ordered queue of work on one device (torch.cuda.Stream)")
+  auto stream_class = py::class_<Stream>(m, "Stream", "An ordered queue of work on one device (torch.cuda.Stream)");
+  stream_class
       .def(py::init([](py::handle device) { return Stream(to_device(device)); }), py::arg("device"))
       .def_property_readonly("device", &Stream::device)
       .def_property_readonly("native_handle",
                              [](const Stream& s) { return reinterpret_cast<uintptr_t>(s.native_handle()); })
       .def_property_readonly("is_default", &Stream::is_default)
       .def("synchronize", &Stream::synchronize, release_gil())
+      .def("query", &Stream::query, "True when all work queued on the stream is done (never blocks)")
+      .def("wait_stream", &Stream::wait_stream, py::arg("stream"),
+           "Later work on this stream waits for the work queued on `stream` so far (the host does not wait)")
       .def("__eq__", [](const Stream& a, py::handle b) {
         return py::isinstance<Stream>(b) && b.cast<const Stream&>() == a;
       })
@@ -88,6 +92,13 @@ void bind_streams(py::module_& m) {
         e.event.record(stream ? *stream : current_stream(e.where("record()")));
       }, py::arg("stream") = py::none(), "Marks the end of `stream` (default: the current stream)")
       .def("synchronize", [](const PyEvent& e) { e.event.synchronize(); }, release_gil())
+      .def("query", [](const PyEvent& e) { return e.event.query(); },
+           "True when the work before the latest record is done (never blocks)")
+      .def("wait", [](const PyEvent& e, std::optional<Stream> stream) {
+        if (stream) e.event.wait(*stream);
+        else if (auto d = e.event.device()) e.event.wait(current_stream(*d));
+      }, py::arg("stream") = py::none(),
+      "Later work on `stream` (default: the current stream of the event's device) waits for this event")
       .def("elapsed_time", [](const PyEvent& e, const PyEvent& end) { return e.event.elapsed_ms(end.event); },
            py::arg("end_event"), "Milliseconds from this event to `end_event`")
       .def_property_readonly("is_recorded", [](const PyEvent& e) { return e.event.is_recorded(); })
@@ -96,6 +107,9 @@ void bind_streams(py::module_& m) {
         if (auto d = e.event.device()) return d;
         return e.device;
       });
+  // Bound after Event, whose class it takes.
+  stream_class.def("wait_event", [](const Stream& s, const PyEvent& e) { s.wait_event(e.event); }, py::arg("event"),
+                   "Later work on this stream waits for `event`'s latest record (the host does not wait)");
 }
 
 void bind_device_info(py::module_& m) {

@@ -13,6 +13,7 @@ struct Options {
   std::optional<DType> dtype;
   std::optional<Device> device;
   bool requires_grad = false;
+  bool pin_memory = false;
 };
 
 Options options_of(const py::kwargs& kwargs, const char* fn) {
@@ -22,13 +23,15 @@ Options options_of(const py::kwargs& kwargs, const char* fn) {
     if (key == "dtype") o.dtype = to_optional_dtype(v);
     else if (key == "device") o.device = v.is_none() ? std::nullopt : std::optional<Device>(to_device(v));
     else if (key == "requires_grad") o.requires_grad = v.cast<bool>();
-    else if (key != "layout" && key != "pin_memory" && key != "memory_format")
+    else if (key == "pin_memory") o.pin_memory = v.cast<bool>();
+    else if (key != "layout" && key != "memory_format")
       throw py::type_error(std::string(fn) + "() got an unexpected keyword argument '" + key + "'");
   }
   return o;
 }
 
 Tensor finish(Tensor t, const Options& o) {
+  if (o.pin_memory) t = t.pin_memory("cuda");  // torch's pin_memory=True: CPU tensors, for CUDA
   if (o.requires_grad) t.requires_grad_();
   return t;
 }

@@ -29,9 +29,11 @@ std::vector<int64_t> shape_args(const py::args& args, const char* what) {
 Tensor to_any(const Tensor& self, const py::args& args, const py::kwargs& kwargs) {
   std::optional<DType> dtype;
   std::optional<Device> device;
-  bool copy = false;
+  bool copy = false, non_blocking = false;
   for (py::handle a : args) {
-    if (is_tensor(a)) {
+    if (py::isinstance<py::bool_>(a)) {  // to(device, dtype, non_blocking)
+      non_blocking = a.cast<bool>();
+    } else if (is_tensor(a)) {
       dtype = as_tensor(a).dtype();
       device = as_tensor(a).device();
     } else if (py::isinstance<PyDType>(a)) {
@@ -48,11 +50,15 @@ Tensor to_any(const Tensor& self, const py::args& args, const py::kwargs& kwargs
     if (key == "dtype") dtype = to_optional_dtype(v);
     else if (key == "device") device = v.is_none() ? std::nullopt : std::optional<Device>(to_device(v));
     else if (key == "copy") copy = v.cast<bool>();
-    else if (key != "non_blocking") throw py::type_error("to() got an unexpected keyword argument '" + key + "'");
+    else if (key == "non_blocking") non_blocking = v.cast<bool>();
+    else throw py::type_error("to() got an unexpected keyword argument '" + key + "'");
   }
   Tensor out = self;
   if (dtype) out = out.to(*dtype);
-  if (device) out = out.to(*device);
+  if (device) {
+    py::gil_scoped_release release;  // a blocking copy waits for the device
+    out = out.to(*device, non_blocking);
+  }
   if (copy && out.is_same(self)) out = self.clone();
   return out;
 }
@@ -132,6 +138,18 @@ void bind_tensor(py::module_& m) {
       })
       .def("to", &to_any)
       .def("cpu", &Tensor::cpu)
+      .def("pin_memory", [](const Tensor& t, py::object device) {
+        return t.pin_memory(device.is_none() ? std::string("cuda") : to_device(device).type_name());
+      }, py::arg("device") = py::none(),
+      "A copy in page-locked host memory of `device`'s type (default cuda), for non_blocking copies")
+      .def("is_pinned", [](const Tensor& t, py::object) { return t.is_pinned(); }, py::arg("device") = py::none())
+      .def("cuda", [](const Tensor& t, py::object device, bool non_blocking) {
+        const Device d = device.is_none() ? Device("cuda")
+                         : py::isinstance<py::int_>(device) ? Device("cuda:" + std::to_string(device.cast<int>()))
+                                                            : to_device(device);
+        py::gil_scoped_release release;
+        return t.to(d, non_blocking);
+      }, py::arg("device") = py::none(), py::arg("non_blocking") = false)
       .def("type_as", [](const Tensor& a, const Tensor& o) { return a.to(o.dtype()); })
       .def("float", [](const Tensor& a) { return a.to(DType::Float32); })
       .def("double", [](const Tensor& a) { return a.to(DType::Float64); })

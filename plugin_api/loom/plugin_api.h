@@ -62,7 +62,7 @@ extern "C" {
 #endif
 
 #define LOOM_ABI_MAJOR 1
-#define LOOM_ABI_MINOR 2
+#define LOOM_ABI_MINOR 3
 
 /* The one symbol a plugin exports. */
 #define LOOM_PLUGIN_ENTRY_SYMBOL "loom_plugin_entry"
@@ -446,6 +446,42 @@ typedef struct LoomDeviceTypeDesc {
    * An unknown key must fail with LOOM_STATUS_NOT_FOUND naming it. */
   LoomError* (*set_option)(void* device_data, const char* key,
                            const char* value);
+
+  /* --- since 1.3 --- */
+  /* optional, both or none: page-locked ("pinned") host memory that this
+   * device type copies to and from asynchronously (Tensor::pin_memory).
+   * host_allocate gives `nbytes` (> 0) of host memory in *out_ptr (the host
+   * reads and writes it like any host memory) or fails with
+   * LOOM_STATUS_OUT_OF_MEMORY stating the size; host_deallocate takes back
+   * a block with its size and never fails. Not tied to a device index.
+   *
+   * The copy contract for such memory: copy_from_host whose `host_src`, and
+   * copy_to_host whose `host_dst`, lies inside a live block from
+   * host_allocate MAY return while the copy is still queued on `stream`
+   * (NULL: the default stream). The plugin must then keep the block from
+   * being handed out again (by a later host_allocate) until that copy is
+   * done, even when host_deallocate comes first. The host, in turn, waits
+   * for the stream (stream_synchronize, or `synchronize` for the default
+   * stream) before it reads or reuses the bytes, unless the user asked for
+   * a non-blocking copy. Copies of any other host memory keep the 1.0
+   * contract. */
+  LoomError* (*host_allocate)(void* device_data, size_t nbytes,
+                              void** out_ptr);
+  void (*host_deallocate)(void* device_data, void* ptr, size_t nbytes);
+  /* optional (devices with streams and events): work queued on `stream`
+   * (NULL: the default stream) of device `index` after this call starts
+   * only once the work before `event`'s latest record is done; the host
+   * does not wait (cudaStreamWaitEvent). An event never recorded is
+   * already done. */
+  LoomError* (*stream_wait_event)(void* device_data, int32_t index,
+                                  void* stream, void* event);
+  /* optional, both or none: without blocking, *out_done = 1 when all work
+   * queued on `stream` (NULL: the default stream), or before `event`'s
+   * latest record, is done, else 0. */
+  LoomError* (*stream_query)(void* device_data, int32_t index, void* stream,
+                             int32_t* out_done);
+  LoomError* (*event_query)(void* device_data, int32_t index, void* event,
+                            int32_t* out_done);
 } LoomDeviceTypeDesc;
 
 /* ======================================================================== */

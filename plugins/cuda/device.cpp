@@ -42,28 +42,53 @@ void deallocate(void*, int32_t index, void* ptr, size_t) {
   (void)guard([&] { allocator(index).free(ptr); });
 }
 
-// Device to host: the host reads the bytes when this returns, so the copy
-// is complete (cudaMemcpyAsync into pageable memory already is; waiting on
-// the stream covers pinned memory too).
+// Whether `host` lies in a live block of the pinned pool; if so, the copy
+// just queued on `stream` is recorded on it, so that the block is not handed
+// out again before the copy is done (ABI 1.3 copy contract).
+bool record_pinned_use(const void* host, int32_t index, void* stream) {
+  return device_count() > 0 && pinned_pool().record_use(host, index, stream);
+}
+
+// Device to host: into pageable memory the copy is complete on return (the
+// host reads the bytes next); into pinned memory it stays queued on the
+// stream, and loom waits for it unless the user asked for non_blocking.
 LoomError* copy_to_host(void*, int32_t index, void* dst, const void* src, size_t n, void* stream) {
   return guard([&] {
     if (n == 0) return;
     use_device(index);
     check(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToHost, as_stream(stream)), index,
           "cudaMemcpyAsync (device to host)");
+    if (record_pinned_use(dst, index, stream)) return;
     check(cudaStreamSynchronize(as_stream(stream)), index, "cudaStreamSynchronize (device to host)");
   });
 }
 
-// Host to device: returns once the source may be reused (CUDA stages
-// pageable memory before returning); the copy itself is ordered on the stream.
+// Host to device: from pageable memory it returns once the source may be
+// reused (CUDA stages it before returning); from pinned memory the DMA reads
+// the source later, so the block is kept from reuse until it has.
 LoomError* copy_from_host(void*, int32_t index, void* dst, const void* src, size_t n, void* stream) {
   return guard([&] {
     if (n == 0) return;
     use_device(index);
     check(cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, as_stream(stream)), index,
           "cudaMemcpyAsync (host to device)");
+    (void)record_pinned_use(src, index, stream);
   });
+}
+
+LoomError* host_allocate(void*, size_t nbytes, void** out) {
+  *out = nullptr;
+  return guard([&] {
+    try {
+      *out = pinned_pool().allocate(nbytes);
+    } catch (const PinnedOutOfMemory& e) {
+      throw plugin::Failure(LOOM_STATUS_OUT_OF_MEMORY, e.what());
+    }
+  });
+}
+
+void host_deallocate(void*, void* ptr, size_t) {
+  (void)guard([&] { pinned_pool().free(ptr); });
 }
 
 LoomError* copy_on_device(void*, int32_t dst_index, void* dst, int32_t src_index, const void* src, size_t n,
@@ -133,6 +158,34 @@ LoomError* event_record(void*, int32_t index, void* event, void* stream) {
     use_device(index);
     check(cudaEventRecord(as_event(event), as_stream(stream)), index, "cudaEventRecord");
   });
+}
+
+LoomError* stream_wait_event(void*, int32_t index, void* stream, void* event) {
+  return guard([&] {
+    use_device(index);
+    check(cudaStreamWaitEvent(as_stream(stream), as_event(event), 0), index, "cudaStreamWaitEvent");
+  });
+}
+
+// cudaErrorNotReady is the "not yet" answer of both queries, not a failure.
+bool query_result(cudaError_t e, int32_t index, const char* what) {
+  if (e == cudaErrorNotReady) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  check(e, index, what);
+  return true;
+}
+
+LoomError* stream_query(void*, int32_t index, void* stream, int32_t* out_done) {
+  return guard([&] {
+    use_device(index);
+    *out_done = query_result(cudaStreamQuery(as_stream(stream)), index, "cudaStreamQuery");
+  });
+}
+
+LoomError* event_query(void*, int32_t index, void* event, int32_t* out_done) {
+  return guard([&] { *out_done = query_result(cudaEventQuery(as_event(event)), index, "cudaEventQuery"); });
 }
 
 LoomError* event_synchronize(void*, int32_t index, void* event) {
@@ -221,6 +274,11 @@ LoomDeviceTypeDesc make_desc() {
   d.reset_peak_memory_stats = &reset_peak;
   d.set_current_stream = &set_stream;
   d.set_option = &set_option;
+  d.host_allocate = &host_allocate;
+  d.host_deallocate = &host_deallocate;
+  d.stream_wait_event = &stream_wait_event;
+  d.stream_query = &stream_query;
+  d.event_query = &event_query;
   return d;
 }
 

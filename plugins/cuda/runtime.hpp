@@ -7,6 +7,7 @@
 #pragma once
 
 #include "allocator/caching_allocator.hpp"
+#include "allocator/pinned_host_pool.hpp"
 
 #include <cuda_runtime_api.h>
 
@@ -37,6 +38,10 @@ void set_current_stream(int index, cudaStream_t stream) noexcept;
 
 // The caching allocator of device `index`, created on first use.
 CachingAllocator& allocator(int index);
+
+// The process's pinned host memory (pinned_host_backend.cpp), created on
+// first use; throws a Failure with the reason when there is no device.
+PinnedHostPool& pinned_pool();
 
 // Plugin-wide options (set_option): TF32 tensor cores for float32 matmul
 // and convolutions, off by default as in PyTorch >= 1.12.

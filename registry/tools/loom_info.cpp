@@ -54,6 +54,9 @@ std::string feature_list(const loom::DeviceRuntimeFeatures& f) {
   add(f.memory_stats, "memory-stats");
   add(f.current_stream, "current-stream");
   add(f.options, "options");
+  add(f.pinned_memory, "pinned-memory");
+  add(f.stream_wait, "stream-wait");
+  add(f.queries, "queries");
   return out.empty() ? "none" : out;
 }
 

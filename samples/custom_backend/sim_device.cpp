@@ -3,6 +3,7 @@
 // sim_runtime.cpp. Built against loom/plugin_api.h alone, like any third
 // party's backend.
 #include "sim_memory.hpp"
+#include "sim_queue.hpp"
 #include "sim_runtime.hpp"
 
 #include <loom/plugin.hpp>
@@ -70,6 +71,7 @@ LoomError* allocate(void*, int32_t index, size_t nbytes, void** out) {
 
 void deallocate(void*, int32_t index, void* ptr, size_t nbytes) {
   if (!ptr) return;
+  drain_all();  // a queued copy may still read or write this block
   std::free(to_host(ptr));
   std::lock_guard lock(usage_mutex);
   usage[index].allocated -= nbytes;
@@ -117,19 +119,40 @@ LoomError* device_properties(void*, int32_t index, LoomDeviceProperties* out) {
 }
 
 // Copies check the stream loom gives them like kernels do (sim_runtime.hpp).
+// Those of pinned memory stay queued on it (sim_queue.hpp).
 LoomError* copy_to_host(void*, int32_t index, void* dst, const void* src, size_t n, void* stream) {
   return guard([&] {
     check_work_stream(index, stream);
-    std::memcpy(dst, to_host(src), n);
+    if (is_pinned(dst)) enqueue(index, stream, [=] { std::memcpy(dst, to_host(src), n); });
+    else std::memcpy(dst, to_host(src), n);
   });
 }
 
 LoomError* copy_from_host(void*, int32_t index, void* dst, const void* src, size_t n, void* stream) {
   return guard([&] {
     check_work_stream(index, stream);
-    std::memcpy(to_host(dst), src, n);
+    if (is_pinned(src)) enqueue(index, stream, [=] { std::memcpy(to_host(dst), src, n); });
+    else std::memcpy(to_host(dst), src, n);
   });
 }
+
+LoomError* synchronize(void*, int32_t index) {
+  return guard([&] {
+    check_index(index);
+    drain_device(index);
+  });
+}
+
+LoomError* host_allocate(void*, size_t nbytes, void** out) {
+  void* p = pinned_allocate(nbytes);
+  if (!p)
+    return make_error(LOOM_STATUS_OUT_OF_MEMORY,
+                      "sim: out of memory allocating " + std::to_string(nbytes) + " bytes of pinned host memory");
+  *out = p;
+  return nullptr;
+}
+
+void host_deallocate(void*, void* ptr, size_t) { pinned_free(ptr); }
 
 // `stream` is the source device's (loom's rule for copies between devices).
 LoomError* copy_on_device(void*, int32_t, void* dst, int32_t src_index, const void* src, size_t n,
@@ -153,6 +176,9 @@ LoomDeviceTypeDesc device_type_desc() {
   d.copy_to_host = &copy_to_host;
   d.copy_from_host = &copy_from_host;
   d.copy_on_device = &copy_on_device;
+  d.synchronize = &synchronize;
+  d.host_allocate = &host_allocate;
+  d.host_deallocate = &host_deallocate;
   d.device_properties = &device_properties;
   d.memory_stats = &memory_stats;
   d.empty_cache = &empty_cache;

@@ -2,6 +2,8 @@
 // sim device (see sim_runtime.hpp for what is checked and why).
 #include "sim_runtime.hpp"
 
+#include "sim_queue.hpp"
+
 #include <loom/plugin.hpp>
 
 #include <atomic>
@@ -27,7 +29,9 @@ struct Stream {
 struct Event {
   int32_t device;
   bool recorded = false;
-  Clock::time_point at;  // when it was last recorded: sim's work is already done
+  Clock::time_point at;    // when it was last recorded
+  void* stream = nullptr;  // where, and the queued work it follows (sim_queue.hpp)
+  uint64_t ticket = 0;
 };
 
 // Every live stream and event, so that a stale or foreign handle is an error
@@ -81,22 +85,32 @@ LoomError* stream_create(void*, int32_t index, void** out) {
   });
 }
 
-void stream_destroy(void*, int32_t, void* stream) {
+void stream_destroy(void*, int32_t index, void* stream) {
   {
     std::lock_guard lock(live_mutex);
     if (!live_streams.erase(stream)) return;  // not ours: leave it alone
   }
+  retire_stream(index, stream);  // like CUDA: queued work still completes
   delete static_cast<Stream*>(stream);
 }
 
-// Nothing is ever pending; only the handle is checked.
 LoomError* stream_synchronize(void*, int32_t index, void* stream) {
-  return guard([&] { check_live_stream(index, stream); });
+  return guard([&] {
+    check_live_stream(index, stream);
+    drain(index, stream);
+  });
+}
+
+LoomError* stream_query(void*, int32_t index, void* stream, int32_t* out_done) {
+  return guard([&] {
+    check_live_stream(index, stream);
+    *out_done = has_run(index, stream, last_ticket(index, stream)) ? 1 : 0;
+  });
 }
 
 LoomError* event_create(void*, int32_t index, void** out) {
   return guard([&] {
-    auto* e = new Event{index, false, Clock::time_point{}};
+    auto* e = new Event{index, false, Clock::time_point{}, nullptr, 0};
     std::lock_guard lock(live_mutex);
     live_events.insert(e);
     *out = e;
@@ -117,11 +131,33 @@ LoomError* event_record(void*, int32_t index, void* event, void* stream) {
     Event& e = live_event(index, event);
     e.at = Clock::now();
     e.recorded = true;
+    e.stream = stream;
+    e.ticket = last_ticket(index, stream);
   });
 }
 
 LoomError* event_synchronize(void*, int32_t index, void* event) {
-  return guard([&] { (void)live_event(index, event); });
+  return guard([&] {
+    const Event& e = live_event(index, event);
+    if (e.recorded) drain(index, e.stream, e.ticket);
+  });
+}
+
+LoomError* event_query(void*, int32_t index, void* event, int32_t* out_done) {
+  return guard([&] {
+    const Event& e = live_event(index, event);
+    *out_done = !e.recorded || has_run(index, e.stream, e.ticket) ? 1 : 0;
+  });
+}
+
+// sim runs later work at once, so "wait for the event" means: finish what it
+// marks now.
+LoomError* stream_wait_event(void*, int32_t index, void* stream, void* event) {
+  return guard([&] {
+    check_live_stream(index, stream);
+    const Event& e = live_event(index, event);
+    if (e.recorded) drain(index, e.stream, e.ticket);
+  });
 }
 
 LoomError* event_elapsed_ms(void*, int32_t index, void* start, void* end, float* out_ms) {
@@ -157,6 +193,7 @@ LoomError* set_option(void*, const char* key, const char* value) {
 
 void check_work_stream(int32_t index, void* stream) {
   check_live_stream(index, stream);
+  drain(index, stream);  // stream order: queued copies finish before later work
   if (!strict_streams) return;
   auto it = current_stream.find(index);
   void* current = it == current_stream.end() ? nullptr : it->second;
@@ -177,6 +214,9 @@ void add_runtime_slots(LoomDeviceTypeDesc& d) {
   d.event_elapsed_ms = &event_elapsed_ms;
   d.set_current_stream = &set_current_stream;
   d.set_option = &set_option;
+  d.stream_wait_event = &stream_wait_event;
+  d.stream_query = &stream_query;
+  d.event_query = &event_query;
 }
 
 }  // namespace sim

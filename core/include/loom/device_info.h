@@ -50,6 +50,9 @@ struct DeviceRuntimeFeatures {
   bool memory_stats = false;  // with empty_cache and reset_peak_memory_stats
   bool current_stream = false;
   bool options = false;
+  bool pinned_memory = false;  // host_allocate: Tensor::pin_memory (ABI 1.3)
+  bool stream_wait = false;    // stream_wait_event: waits without the host
+  bool queries = false;        // stream_query and event_query
 };
 // Throws when no plugin provides the type (loads it on first use).
 DeviceRuntimeFeatures device_runtime_features(std::string_view type_name);

@@ -18,7 +18,11 @@
 //
 // Copies between host memory and a device on a non-default stream are
 // followed by a synchronize of that stream (PyTorch's non_blocking=False),
-// so host data read after a copy is always complete.
+// so host data read after a copy is always complete; only
+// Tensor::to(device, /*non_blocking=*/true) between pinned host memory and
+// its device leaves the copy queued. To order work across streams without
+// a host wait: consumer.wait_stream(producer), or record an Event on one
+// stream and consumer.wait_event(it).
 #pragma once
 
 #include <loom/device.h>
@@ -32,6 +36,8 @@ namespace detail {
 struct StreamHandle;  // owns one plugin stream; destroys it with the last ref
 struct EventState;
 }  // namespace detail
+
+class Event;
 
 class Stream {
  public:
@@ -48,6 +54,17 @@ class Stream {
   // Waits for the work queued on this stream (the whole device for the
   // default stream).
   void synchronize() const;
+  // Work queued on this stream from now on starts only after the work before
+  // `event`'s latest record (the host does not wait; an event never recorded
+  // is already done). The event must be of this stream's device. A plugin
+  // without the stream_wait_event slot gets a host wait instead.
+  void wait_event(const Event& event) const;
+  // Work queued on this stream from now on starts only after all work queued
+  // on `other` (same device) so far: torch.cuda.Stream.wait_stream.
+  void wait_stream(const Stream& other) const;
+  // True when all work queued on this stream is done; never blocks. Always
+  // true on a device without streams (its work is done when a call returns).
+  bool query() const;
 
   bool operator==(const Stream& o) const {
     return device_ == o.device_ && native_handle() == o.native_handle();
@@ -101,11 +118,19 @@ class Event {
   // device and complete (synchronize `end` first).
   float elapsed_ms(const Event& end) const;
 
+  // True when the work before the latest record is done (or the event was
+  // never recorded); never blocks.
+  bool query() const;
+  // Makes work queued on `stream` from now on wait for this event's latest
+  // record (stream.wait_event(*this)).
+  void wait(const Stream& stream) const;
+
   bool is_recorded() const;
   // The device of the first record; empty before it.
   std::optional<Device> device() const;
 
  private:
+  friend class Stream;  // wait_event hands the plugin handle over
   std::shared_ptr<detail::EventState> state_;
 };
 

@@ -20,6 +20,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace loom {
@@ -154,11 +155,26 @@ class Tensor {
   Tensor contiguous() const;  // self when already contiguous
 
   // --- conversion ---------------------------------------------------------
-  Tensor to(Device device) const;   // self when already there
+  // Self when already there. With non_blocking, a copy between pinned host
+  // memory (pin_memory) and its device type may still be running on the
+  // device's current stream when this returns (torch's non_blocking=True):
+  // synchronize that stream, or wait for an event recorded after the copy,
+  // before the host reads the result or writes the source. A device-to-host
+  // copy with non_blocking lands in pinned memory when the source's device
+  // type has it. Every other copy completes before it returns.
+  Tensor to(Device device, bool non_blocking = false) const;
   Tensor to(DType dtype) const;     // self when already that dtype
   Tensor to(Device device, DType dtype) const;
   Tensor clone() const;
   Tensor cpu() const;
+  // A contiguous copy of this CPU tensor in page-locked host memory of
+  // `device_type`'s plugin (ABI 1.3 host_allocate), from which copies to and
+  // from that device can run asynchronously; self when already pinned for
+  // it. Throws for a tensor not on the CPU, or a device type without pinned
+  // memory (or without devices: the plugin says why).
+  Tensor pin_memory(std::string_view device_type = "cuda") const;
+  // Whether this tensor's memory lies in a pinned host block (any device type's).
+  bool is_pinned() const;
   // The single element as T (the tensor must have exactly one element).
   template <class T>
   T item() const;

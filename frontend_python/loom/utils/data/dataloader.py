@@ -1,9 +1,14 @@
 """DataLoader: batches of a dataset in a (shuffled) order, as torch.utils.data.DataLoader.
 
-Loading always runs in the calling process: ``num_workers``, ``pin_memory``, ``timeout``,
+Loading always runs in the calling process: ``num_workers``, ``timeout``,
 ``worker_init_fn``, ``prefetch_factor`` and ``persistent_workers`` are accepted for
-compatibility and do nothing.
+compatibility and do nothing. ``pin_memory=True`` puts every batch tensor in page-locked host
+memory of ``pin_memory_device``'s type (default ``cuda``), so that
+``batch.to("cuda", non_blocking=True)`` overlaps the copy with compute; without such a device it
+warns once and leaves batches as they are, as PyTorch does.
 """
+import warnings
+
 from ... import _C
 from .collate import default_collate, default_convert
 from .dataset import IterableDataset, TensorDataset
@@ -30,6 +35,15 @@ class DataLoader:
         self.dataset = dataset
         self.num_workers = num_workers
         self.pin_memory = pin_memory
+        self.pin_memory_device = pin_memory_device
+        self._pin_type = None
+        if pin_memory:
+            pin_type = _C.device(pin_memory_device).type if pin_memory_device else "cuda"
+            if _C._available_device_count(pin_type) > 0:
+                self._pin_type = pin_type
+            else:
+                warnings.warn("'pin_memory' argument is set as true but no {} device is available, so "
+                              "pinned memory won't be used.".format(pin_type))
         self.timeout = timeout
         self.worker_init_fn = worker_init_fn
         self.prefetch_factor = prefetch_factor
@@ -80,10 +94,14 @@ class DataLoader:
 
     def __iter__(self):
         if self._iterable:
-            return self._iter_iterable()
-        if not self._auto_collation:
-            return (self.collate_fn(self.dataset[i]) for i in self.sampler)
-        return self._iter_batches()
+            batches = self._iter_iterable()
+        elif not self._auto_collation:
+            batches = (self.collate_fn(self.dataset[i]) for i in self.sampler)
+        else:
+            batches = self._iter_batches()
+        if self._pin_type is None:
+            return batches
+        return (_pin(batch, self._pin_type) for batch in batches)
 
     def _iter_batches(self):
         dataset, collate_fn = self.dataset, self.collate_fn
@@ -119,6 +137,20 @@ class DataLoader:
         if self.batch_sampler is not None:
             return len(self.batch_sampler)
         return len(self.sampler)
+
+
+def _pin(data, device_type):
+    """Pins every CPU tensor inside a batch (tuples, lists, dicts, namedtuples), as torch's
+    pin_memory does; anything else is left alone."""
+    if isinstance(data, _C.Tensor):
+        return data.pin_memory(device_type) if data.device.type == "cpu" else data
+    if isinstance(data, dict):
+        return type(data)((k, _pin(v, device_type)) for k, v in data.items())
+    if isinstance(data, tuple) and hasattr(data, "_fields"):
+        return type(data)(*(_pin(v, device_type) for v in data))
+    if isinstance(data, (list, tuple)):
+        return type(data)(_pin(v, device_type) for v in data)
+    return data
 
 
 def _tensor_dataset_batch(dataset, indices):
