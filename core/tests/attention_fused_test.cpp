@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 #include <loom/dispatch_trace.h>
 #include <loom/loom.h>
+#include <loom/plugin.hpp>
 
 #include <cmath>
 #include <string>
@@ -55,23 +56,43 @@ Tensor decomposed(const Tensor& q, const Tensor& k, const Tensor& v, const Tenso
 TEST_CASE("scaled_dot_product_attention runs the fused op unless dropout or a float mask needs a gradient",
           "[attention]") {
   loom::manual_seed(3);
-  Tensor q = loom::randn({2, 3, 4}).requires_grad_(), k = loom::randn({2, 5, 4}).requires_grad_(),
-         v = loom::randn({2, 5, 3}).requires_grad_();
   const std::string fused = "_scaled_dot_product_attention_fused", back = "_scaled_dot_product_attention_backward";
+  {
+    // The CPU plugin has no kernel for the fused op, whose composite is
+    // slower than the decomposed path: the public op decomposes there.
+    Tensor q = loom::randn({2, 3, 4}), k = loom::randn({2, 5, 4}), v = loom::randn({2, 5, 3});
+    loom::DispatchTrace trace;
+    (void)loom::scaled_dot_product_attention(q, k, v, {}, 0.0, true);
+    CHECK(paths(trace, fused).empty());
+    CHECK(paths(trace, "softmax") == std::vector<std::string>{"kernel"});
+  }
+  // A device with kernels for both ops: sim, given kernels that decline
+  // (UNSUPPORTED), so the ops' composites run after the routing chose them.
+  static loom::Library lib("attention_fused_test", __FILE__, __LINE__);
+  static const bool registered = [&] {
+    auto decline = [](const LoomKernelCall&) {
+      throw loom::plugin::Failure(LOOM_STATUS_UNSUPPORTED, "test kernel: always declines");
+    };
+    lib.impl(fused, "sim", decline).impl(back, "sim", decline);
+    return true;
+  }();
+  (void)registered;
+  const loom::Device sim("sim");
+  Tensor q = loom::randn({2, 3, 4}).to(sim).requires_grad_(), k = loom::randn({2, 5, 4}).to(sim).requires_grad_(),
+         v = loom::randn({2, 5, 3}).to(sim).requires_grad_();
   {
     loom::DispatchTrace trace;
     loom::scaled_dot_product_attention(q, k, v, {}, 0.0, true).sum().backward();
-    // The CPU plugin has no kernels for them: their composites run.
-    CHECK(paths(trace, fused) == std::vector<std::string>{"composite"});
-    CHECK(paths(trace, back) == std::vector<std::string>{"composite"});
+    CHECK(paths(trace, fused).size() == 1);
+    CHECK(paths(trace, back).size() == 1);
   }
   {
     loom::DispatchTrace trace;
     (void)loom::scaled_dot_product_attention(q, k, v, {}, 0.3);
     CHECK(paths(trace, fused).empty());
-    CHECK(paths(trace, "softmax") == std::vector<std::string>{"kernel"});
+    CHECK(paths(trace, "softmax").size() == 1);  // the decomposed path
   }
-  Tensor fmask = loom::randn({3, 5});
+  Tensor fmask = loom::randn({3, 5}).to(sim);
   {
     loom::DispatchTrace trace;
     (void)loom::scaled_dot_product_attention(q, k, v, fmask);
