@@ -1,5 +1,6 @@
 // device.cpp — device-type slots, device parsing and load-on-first-use.
 #include "device_registry.h"
+#include "plugin_call.h"
 
 #include <loom/dispatcher.h>
 #include <loom/error.h>
@@ -152,16 +153,16 @@ int device_count(const std::string& type_name) {
   int s = find_device_type_slot(type_name);
   if (s < 0) return 0;
   const auto& e = detail::device_type(s);
-  return e.desc.device_count(e.desc.device_data);
+  return LOOM_DEVICE_SLOT(e, device_count);
 }
 
 std::string device_unavailable_reason(const std::string& type_name) {
   int s = find_device_type_slot(type_name);
   if (s < 0) return "";
   const auto& e = detail::device_type(s);
-  if (e.desc.device_count(e.desc.device_data) > 0) return "";
+  if (LOOM_DEVICE_SLOT(e, device_count) > 0) return "";
   if (e.desc.unavailable_reason) {
-    const char* r = e.desc.unavailable_reason(e.desc.device_data);
+    const char* r = LOOM_DEVICE_SLOT(e, unavailable_reason);
     if (r) return r;
   }
   return "the plugin reports no devices";
@@ -182,7 +183,7 @@ Device parse_device(std::string_view spec) {
   if (type.empty()) throw Error(detail::cat("invalid device string '", spec, "': empty type"));
   int slot = device_type_slot(type);
   const auto& e = detail::device_type(slot);
-  const int count = e.desc.device_count(e.desc.device_data);
+  const int count = LOOM_DEVICE_SLOT(e, device_count);
   if (index >= count) {
     std::string reason = count == 0 ? device_unavailable_reason(e.name) : "";
     throw Error(ErrorKind::Device,
@@ -206,7 +207,7 @@ Device cpu_device() { return Device(static_cast<int16_t>(detail::cpu_slot()), 0)
 void synchronize(Device d) {
   const auto& e = detail::device_type(d.type);
   if (!e.desc.synchronize) return;
-  if (LoomError* err = e.desc.synchronize(e.desc.device_data, d.index))
+  if (LoomError* err = LOOM_DEVICE_SLOT(e, synchronize, d.index))
     detail::throw_abi_error(err, detail::cat("synchronize(", d.str(), ")"));
 }
 
@@ -216,14 +217,14 @@ void set_num_threads(int n) {
   for (const auto& name : device_type_names()) {
     const auto& e = detail::device_type(find_device_type_slot(name));
     if (!e.desc.set_num_threads) continue;
-    if (LoomError* err = e.desc.set_num_threads(e.desc.device_data, n))
+    if (LoomError* err = LOOM_DEVICE_SLOT(e, set_num_threads, n))
       detail::throw_abi_error(err, detail::cat("set_num_threads(", n, ") on ", name));
   }
 }
 
 int get_num_threads() {
   const auto& e = detail::device_type(detail::cpu_slot());
-  return e.desc.get_num_threads ? e.desc.get_num_threads(e.desc.device_data) : 1;
+  return e.desc.get_num_threads ? LOOM_DEVICE_SLOT(e, get_num_threads) : 1;
 }
 
 }  // namespace loom

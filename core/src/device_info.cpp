@@ -1,6 +1,7 @@
 // device_info.cpp — device properties, allocator statistics and device-type
 // options, through the plugin's optional ABI 1.2 slots (loom/device_info.h).
 #include "device_registry.h"
+#include "plugin_call.h"
 
 #include <loom/device_info.h>
 #include <loom/error.h>
@@ -58,7 +59,7 @@ DeviceProperties device_properties(Device d) {
   LoomDeviceProperties p;
   std::memset(&p, 0, sizeof p);
   p.struct_size = sizeof p;
-  if (LoomError* err = e.desc.device_properties(e.desc.device_data, d.index, &p))
+  if (LoomError* err = LOOM_DEVICE_SLOT(e, device_properties, d.index, &p))
     detail::throw_abi_error(err, detail::cat("device_properties(", d.str(), ")"));
   p.name[sizeof p.name - 1] = '\0';  // a plugin that filled all 256 bytes
   DeviceProperties out;
@@ -75,7 +76,7 @@ MemoryStats memory_stats(Device d) {
   LoomMemoryStats s;
   std::memset(&s, 0, sizeof s);
   s.struct_size = sizeof s;
-  if (LoomError* err = e.desc.memory_stats(e.desc.device_data, d.index, &s))
+  if (LoomError* err = LOOM_DEVICE_SLOT(e, memory_stats, d.index, &s))
     detail::throw_abi_error(err, detail::cat("memory_stats(", d.str(), ")"));
   return MemoryStats{s.allocated_bytes, s.max_allocated_bytes, s.reserved_bytes,
                      s.max_reserved_bytes, s.num_allocs, s.num_cache_hits,
@@ -85,13 +86,13 @@ MemoryStats memory_stats(Device d) {
 void empty_cache(Device d) {
   const auto& e = detail::device_type(d.type);
   if (!e.desc.empty_cache) return;
-  if (LoomError* err = e.desc.empty_cache(e.desc.device_data, d.index))
+  if (LoomError* err = LOOM_DEVICE_SLOT(e, empty_cache, d.index))
     detail::throw_abi_error(err, detail::cat("empty_cache(", d.str(), ")"));
 }
 
 void reset_peak_memory_stats(Device d) {
   const auto& e = detail::memory_stats_entry(d);
-  if (LoomError* err = e.desc.reset_peak_memory_stats(e.desc.device_data, d.index))
+  if (LoomError* err = LOOM_DEVICE_SLOT(e, reset_peak_memory_stats, d.index))
     detail::throw_abi_error(err, detail::cat("reset_peak_memory_stats(", d.str(), ")"));
 }
 
@@ -101,7 +102,7 @@ void set_device_option(std::string_view type_name, const std::string& key, const
     throw Error(ErrorKind::Unsupported,
                 detail::cat("device type '", e.name, "' has no options (", e.plugin,
                             " leaves set_option empty), so '", key, "' cannot be set"));
-  if (LoomError* err = e.desc.set_option(e.desc.device_data, key.c_str(), value.c_str()))
+  if (LoomError* err = LOOM_DEVICE_SLOT(e, set_option, key.c_str(), value.c_str()))
     detail::throw_abi_error(err, detail::cat("set_device_option('", e.name, "', '", key, "', '",
                                              value, "')"));
 }

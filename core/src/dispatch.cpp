@@ -6,6 +6,7 @@
 #include "current_stream.h"
 #include "device_registry.h"
 #include "dispatch_trace_hook.h"
+#include "plugin_call.h"
 
 #include <loom/autograd.h>
 #include <loom/error.h>
@@ -24,8 +25,30 @@ void dispatch_with_grad(OpCall& call);  // autograd/dispatch_autograd.cpp
 
 namespace detail {
 
+namespace {
+// numel * itemsize, refusing a byte count past INT64_MAX (signed overflow in
+// shape_numel would be UB, and a wrapped size a silently small block).
+[[gnu::cold, noreturn]] void throw_size_overflow(Device device, DType dtype, IntArrayRef sizes) {
+  throw Error(ErrorKind::OutOfMemory,
+              cat("cannot allocate a tensor of size ", shape_str(sizes), " and dtype ", name(dtype),
+                  " on ", device.str(), ": it needs more than 2^63 bytes"));
+}
+
+size_t checked_nbytes(Device device, DType dtype, IntArrayRef sizes) {
+  int64_t n = static_cast<int64_t>(itemsize(dtype));
+  bool overflow = false;
+  for (int64_t s : sizes) {
+    if (s == 0) return 0;
+    overflow |= __builtin_mul_overflow(n, s, &n);
+  }
+  if (overflow) [[unlikely]]
+    throw_size_overflow(device, dtype, sizes);
+  return static_cast<size_t>(n);
+}
+}  // namespace
+
 Tensor empty_contiguous(Device device, DType dtype, IntArrayRef sizes) {
-  const size_t nbytes = static_cast<size_t>(shape_numel(sizes)) * itemsize(dtype);
+  const size_t nbytes = checked_nbytes(device, dtype, sizes);
   return Tensor(make_intrusive<TensorImpl>(allocate_storage(device, nbytes), dtype, sizes,
                                            contiguous_strides(sizes), 0));
 }
@@ -90,7 +113,14 @@ LoomError* invoke_kernel(const KernelEntry& entry, OpCall& call) {
   kc.reserved = 0;
   kc.stream = current_stream_handle(call.device);  // one thread-local load without streams
   kc.kernel_data = entry.data;
-  return entry.fn(&kc);
+  // A kernel that lets a C++ exception escape becomes a loom::Error naming
+  // the op, the device and the kernel's provider (plugin_call.h).
+  return call_plugin(
+      [&] {
+        return cat("the kernel for op '", call.op->name(), "' on ", call.device.str(), " (",
+                   entry.provider, entry.where.empty() ? "" : ", registered at " + entry.where, ")");
+      },
+      entry.fn, &kc);
 }
 
 namespace {
@@ -278,7 +308,9 @@ void default_prepare(OpCall& call) {
     kc.num_inputs = static_cast<int32_t>(in.size());
     kc.values = call.values.data();
     kc.num_values = static_cast<int32_t>(call.values.size());
-    if (LoomError* err = infer(&kc, specs.data(), static_cast<int32_t>(n), call.op->infer_data()))
+    auto context = [&] { return detail::cat("the infer function of op '", call.op->name(), "'"); };
+    if (LoomError* err = detail::call_plugin(context, infer, &kc, specs.data(),
+                                             static_cast<int32_t>(n), call.op->infer_data()))
       detail::throw_abi_error(err, call.op->name());
     for (size_t i = 0; i < n; ++i) {
       LOOM_CHECK(is_valid(specs[i].dtype) && specs[i].ndim >= 0 && specs[i].ndim <= 64,

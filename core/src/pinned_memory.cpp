@@ -5,6 +5,7 @@
 #include "pinned_memory.h"
 
 #include "device_registry.h"
+#include "plugin_call.h"
 
 #include <loom/error.h>
 
@@ -37,7 +38,7 @@ void release_pinned(void* ctx, int32_t, void* ptr, size_t nbytes) {
     if (blocks().erase(reinterpret_cast<uintptr_t>(ptr))) live_blocks.fetch_sub(1, std::memory_order_relaxed);
   }
   const auto& e = device_type(slot);
-  e.desc.host_deallocate(e.desc.device_data, ptr, nbytes);
+  LOOM_DEVICE_SLOT_NOTHROW(e, host_deallocate, ptr, nbytes);
 }
 
 }  // namespace
@@ -51,7 +52,7 @@ Storage allocate_pinned_storage(int slot, size_t nbytes) {
   // so that it reports is_pinned() like PyTorch's.
   const size_t block = nbytes ? nbytes : 1;
   void* ptr = nullptr;
-  if (LoomError* err = e.desc.host_allocate(e.desc.device_data, block, &ptr))
+  if (LoomError* err = LOOM_DEVICE_SLOT(e, host_allocate, block, &ptr))
     throw_abi_error(err, cat("allocating ", nbytes, " bytes of pinned host memory for ", e.name));
   LOOM_CHECK(ptr, "pin_memory: ", e.plugin, "'s host_allocate returned no memory for ", block, " bytes");
   {

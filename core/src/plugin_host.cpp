@@ -2,6 +2,7 @@
 // the LoomHostApi table, and staged registration (nothing a plugin registers
 // takes effect unless its init succeeds).
 #include "device_registry.h"
+#include "plugin_call.h"
 
 #include <loom/dispatcher.h>
 #include <loom/error.h>
@@ -238,8 +239,23 @@ PluginRegistration register_plugin(const LoomPluginInfo* info, const std::string
   auto* host = new LoomHost{name, origin};
   auto* api = new LoomHostApi(kApiTemplate);
   api->host = host;
+  // init is plugin code: a C++ exception escaping it (an init written
+  // without plugin::guard) fails this plugin like an error status would, and
+  // must not leave t_in_init set (every later load on this thread would be
+  // refused). Nothing it staged is committed.
   t_in_init = true;
-  LoomError* err = info->init(api);
+  LoomError* err = nullptr;
+  try {
+    err = info->init(api);
+  } catch (...) {
+    t_in_init = false;
+    host->open = false;
+    try {
+      detail::rethrow_plugin_exception("init");
+    } catch (const Error& e) {
+      return failed(detail::cat(origin, ": plugin '", name, "' init failed: ", e.what()));
+    }
+  }
   t_in_init = false;
   host->open = false;
   if (err) {

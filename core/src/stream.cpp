@@ -2,6 +2,7 @@
 // the plugin's optional stream/event slots (loom/stream.h).
 #include "current_stream.h"
 #include "device_registry.h"
+#include "plugin_call.h"
 
 #include <loom/error.h>
 #include <loom/stream.h>
@@ -20,7 +21,7 @@ struct StreamHandle {
   void* handle = nullptr;
   ~StreamHandle() {
     const auto& e = device_type(device.type);
-    e.desc.stream_destroy(e.desc.device_data, device.index, handle);
+    LOOM_DEVICE_SLOT_NOTHROW(e, stream_destroy, device.index, handle);
   }
 };
 
@@ -31,7 +32,7 @@ struct EventState {
   ~EventState() {
     if (!handle) return;
     const auto& e = device_type(device->type);
-    e.desc.event_destroy(e.desc.device_data, device->index, handle);
+    LOOM_DEVICE_SLOT_NOTHROW(e, event_destroy, device->index, handle);
   }
 };
 
@@ -69,7 +70,7 @@ const DeviceTypeEntry& event_entry(Device d) {
 Stream::Stream(Device device) : device_(device) {
   const auto& e = detail::stream_entry(device);
   void* handle = nullptr;
-  if (LoomError* err = e.desc.stream_create(e.desc.device_data, device.index, &handle))
+  if (LoomError* err = LOOM_DEVICE_SLOT(e, stream_create, device.index, &handle))
     detail::throw_abi_error(err, detail::cat("creating a stream on ", device.str()));
   LOOM_CHECK(handle, "creating a stream on ", device.str(), ": the plugin (", e.plugin,
              ") returned a null stream, which means the default stream");
@@ -92,7 +93,7 @@ void Stream::synchronize() const {
     return;
   }
   const auto& e = detail::device_type(device_.type);
-  if (LoomError* err = e.desc.stream_synchronize(e.desc.device_data, device_.index, handle_->handle))
+  if (LoomError* err = LOOM_DEVICE_SLOT(e, stream_synchronize, device_.index, handle_->handle))
     detail::throw_abi_error(err, detail::cat("synchronizing a stream of ", device_.str()));
 }
 
@@ -105,7 +106,7 @@ void Stream::wait_event(const Event& event) const {
     event.synchronize();
     return;
   }
-  if (LoomError* err = e.desc.stream_wait_event(e.desc.device_data, device_.index, native_handle(),
+  if (LoomError* err = LOOM_DEVICE_SLOT(e, stream_wait_event, device_.index, native_handle(),
                                                 event.state_->handle))
     detail::throw_abi_error(err, detail::cat("making a stream of ", device_.str(), " wait for an event"));
 }
@@ -128,7 +129,7 @@ bool Stream::query() const {
   if (!e.desc.stream_create) return true;  // nothing is ever queued
   const auto& q = detail::device_type_offering(device_, e.desc.stream_query != nullptr, "stream queries");
   int32_t done = 0;
-  if (LoomError* err = q.desc.stream_query(q.desc.device_data, device_.index, native_handle(), &done))
+  if (LoomError* err = LOOM_DEVICE_SLOT(q, stream_query, device_.index, native_handle(), &done))
     detail::throw_abi_error(err, detail::cat("querying a stream of ", device_.str()));
   return done != 0;
 }
@@ -155,7 +156,7 @@ void make_current(const Stream& stream, bool restoring) {
              " is past the ", kMaxStreamDevices,
              " devices per type that may have a non-default current stream");
   if (e.desc.set_current_stream) {
-    LoomError* err = e.desc.set_current_stream(e.desc.device_data, d.index, handle);
+    LoomError* err = LOOM_DEVICE_SLOT(e, set_current_stream, d.index, handle);
     if (err && !restoring) throw_abi_error(err, cat("making a stream current on ", d.str()));
     if (err) err->destroy(err);
   }
@@ -186,12 +187,12 @@ void Event::record(const Stream& stream) {
   const auto& e = detail::event_entry(d);
   if (!state_->handle) {
     void* handle = nullptr;
-    if (LoomError* err = e.desc.event_create(e.desc.device_data, d.index, &handle))
+    if (LoomError* err = LOOM_DEVICE_SLOT(e, event_create, d.index, &handle))
       detail::throw_abi_error(err, detail::cat("creating an event on ", d.str()));
     state_->device = d;
     state_->handle = handle;
   }
-  if (LoomError* err = e.desc.event_record(e.desc.device_data, d.index, state_->handle,
+  if (LoomError* err = LOOM_DEVICE_SLOT(e, event_record, d.index, state_->handle,
                                            stream.native_handle()))
     detail::throw_abi_error(err, detail::cat("recording an event on ", d.str()));
   state_->recorded = true;
@@ -201,7 +202,7 @@ void Event::synchronize() const {
   if (!state_->recorded) return;
   const Device d = *state_->device;
   const auto& e = detail::device_type(d.type);
-  if (LoomError* err = e.desc.event_synchronize(e.desc.device_data, d.index, state_->handle))
+  if (LoomError* err = LOOM_DEVICE_SLOT(e, event_synchronize, d.index, state_->handle))
     detail::throw_abi_error(err, detail::cat("synchronizing an event on ", d.str()));
 }
 
@@ -214,7 +215,7 @@ float Event::elapsed_ms(const Event& end) const {
   const auto& e = detail::device_type(d.type);
   float ms = 0;
   if (LoomError* err =
-          e.desc.event_elapsed_ms(e.desc.device_data, d.index, state_->handle, end.state_->handle, &ms))
+          LOOM_DEVICE_SLOT(e, event_elapsed_ms, d.index, state_->handle, end.state_->handle, &ms))
     detail::throw_abi_error(err, detail::cat("timing two events on ", d.str()));
   return ms;
 }
@@ -225,7 +226,7 @@ bool Event::query() const {
   const auto& e = detail::device_type_offering(d, detail::device_type(d.type).desc.event_query != nullptr,
                                                "event queries");
   int32_t done = 0;
-  if (LoomError* err = e.desc.event_query(e.desc.device_data, d.index, state_->handle, &done))
+  if (LoomError* err = LOOM_DEVICE_SLOT(e, event_query, d.index, state_->handle, &done))
     detail::throw_abi_error(err, detail::cat("querying an event on ", d.str()));
   return done != 0;
 }

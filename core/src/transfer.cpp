@@ -3,6 +3,7 @@
 #include "autograd/nodes.h"
 #include "current_stream.h"
 #include "device_registry.h"
+#include "plugin_call.h"
 #include "pinned_memory.h"
 #include "transfer.h"
 
@@ -28,7 +29,7 @@ namespace {
 // as copy_bytes returns (PyTorch's non_blocking=False).
 void finish_stream_copy(const DeviceTypeEntry& e, Device d, void* stream) {
   if (!e.desc.stream_synchronize) return;
-  if (LoomError* err = e.desc.stream_synchronize(e.desc.device_data, d.index, stream))
+  if (LoomError* err = LOOM_DEVICE_SLOT(e, stream_synchronize, d.index, stream))
     throw_abi_error(err, cat("waiting for a copy on a stream of ", d.str()));
 }
 
@@ -47,7 +48,7 @@ void finish_host_copy(const DeviceTypeEntry& e, Device d, void* stream, const vo
   if (stream) {
     finish_stream_copy(e, d, stream);
   } else if (e.desc.synchronize) {
-    if (LoomError* err = e.desc.synchronize(e.desc.device_data, d.index))
+    if (LoomError* err = LOOM_DEVICE_SLOT(e, synchronize, d.index))
       throw_abi_error(err, cat("waiting for a copy of pinned memory on ", d.str()));
   }
 }
@@ -64,11 +65,11 @@ void copy_bytes(Device dst_dev, void* dst, Device src_dev, const void* src, size
     std::memcpy(dst, src, nbytes);
   } else if (s.host_memory()) {
     void* stream = current_stream_handle(dst_dev);
-    err = d.desc.copy_from_host(d.desc.device_data, dst_dev.index, dst, src, nbytes, stream);
+    err = LOOM_DEVICE_SLOT(d, copy_from_host, dst_dev.index, dst, src, nbytes, stream);
     if (!err) finish_host_copy(d, dst_dev, stream, src, non_blocking);
   } else if (d.host_memory()) {
     void* stream = current_stream_handle(src_dev);
-    err = s.desc.copy_to_host(s.desc.device_data, src_dev.index, dst, src, nbytes, stream);
+    err = LOOM_DEVICE_SLOT(s, copy_to_host, src_dev.index, dst, src, nbytes, stream);
     if (!err) finish_host_copy(s, src_dev, stream, dst, non_blocking);
   } else if (&d == &s && d.desc.copy_on_device) {
     // On the source's current stream, as PyTorch does. Between two devices
@@ -78,7 +79,7 @@ void copy_bytes(Device dst_dev, void* dst, Device src_dev, const void* src, size
     void* dst_stream = current_stream_handle(dst_dev);
     const bool cross = dst_dev.index != src_dev.index;
     if (cross && dst_stream) finish_stream_copy(d, dst_dev, dst_stream);
-    err = d.desc.copy_on_device(d.desc.device_data, dst_dev.index, dst, src_dev.index, src, nbytes,
+    err = LOOM_DEVICE_SLOT(d, copy_on_device, dst_dev.index, dst, src_dev.index, src, nbytes,
                                 stream);
     if (!err && cross && stream) finish_stream_copy(s, src_dev, stream);
   } else {  // stage through host memory

@@ -15,6 +15,7 @@ from ._C import (  # noqa: F401  (the public names)
     Tensor, dtype, device, tensor, empty, zeros, ones, full, rand, randn, randint, arange,
     linspace, eye, empty_like, zeros_like, ones_like, full_like, rand_like, randn_like,
     manual_seed, scalar_tensor, is_grad_enabled, _dtype_from_name,
+    OutOfMemoryError,  # a RuntimeError; raised when any device cannot allocate
     bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
 )
 

@@ -14,6 +14,9 @@ from ._device_runtime import stream  # noqa: F401  (torch.cuda.stream)
 
 _TYPE = "cuda"
 
+# torch.cuda.OutOfMemoryError; loom raises the same class for every device.
+OutOfMemoryError = _C.OutOfMemoryError
+
 
 def _device(device):
     """None -> cuda:0; an int i -> cuda:i; a str or loom.device as given."""

@@ -26,6 +26,7 @@ PYBIND11_MODULE(_C, m) {
   m.doc() = "loom's compiled core: tensors, the op catalog, autograd (see the loom package)";
   loom::init();
   translate_errors();
+  m.attr("OutOfMemoryError") = py::handle(out_of_memory_error());
   bind_tensor(m);
   bind_factories(m);
   bind_ops(m);

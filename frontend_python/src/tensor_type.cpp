@@ -13,6 +13,16 @@ namespace loom::python {
 
 PyTypeObject* tensor_type = nullptr;
 
+PyObject* out_of_memory_error() {
+  // Created once, on first use; the module holds the other reference.
+  static PyObject* type = PyErr_NewExceptionWithDoc(
+      "loom.OutOfMemoryError",
+      "A device could not allocate memory (the message names device and bytes). "
+      "A RuntimeError, like torch.cuda.OutOfMemoryError.",
+      PyExc_RuntimeError, nullptr);
+  return type;
+}
+
 void set_python_error() {
   try {
     throw;
@@ -22,6 +32,10 @@ void set_python_error() {
     e.set_error();
   } catch (const Error& e) {
     const char* msg = e.what();
+    if (e.kind() == ErrorKind::OutOfMemory) {
+      PyErr_SetString(out_of_memory_error(), msg);
+      return;
+    }
     const bool index = std::strstr(msg, "out of range") || std::strstr(msg, "out of bounds");
     PyErr_SetString(index ? PyExc_IndexError : PyExc_RuntimeError, msg);
   } catch (const std::exception& e) {

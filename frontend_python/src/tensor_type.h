@@ -42,6 +42,9 @@ int tensor_setitem(PyObject* self, PyObject* index, PyObject* value);
 // Turns the C++ exception in flight into a Python error (for slots, which
 // pybind11 does not wrap).
 void set_python_error();
+// loom.OutOfMemoryError (a RuntimeError subclass): what a loom::Error of kind
+// OutOfMemory becomes in Python. Borrowed reference.
+PyObject* out_of_memory_error();
 
 // pybind11-style method and property registration on the hand-written type.
 class TensorClass {
