@@ -20,22 +20,8 @@ using namespace regtest;
 namespace {
 
 Registry& abi_registry() {
-  static Registry* r = [] {
-    auto* reg = new Registry(std::vector<std::string>{path("abi")});
-    reg->load_all();
-    return reg;
-  }();
-  return *r;
-}
-
-bool have_cpu() {
-  try {
-    loom::device_type_slot("cpu");
-    return true;
-  } catch (const std::exception& e) {
-    WARN("cpu plugin unavailable, skipping the tensor part: " << e.what());
-    return false;
-  }
+  static Registry& r = loaded_registry("abi");
+  return r;
 }
 
 }  // namespace

@@ -18,22 +18,8 @@ using namespace regtest;
 namespace {
 
 Registry& hostile() {
-  static Registry* r = [] {
-    auto* reg = new Registry(std::vector<std::string>{path("hostile")});
-    reg->load_all();
-    return reg;
-  }();
-  return *r;
-}
-
-bool have_cpu() {
-  try {
-    loom::device_type_slot("cpu");
-    return true;
-  } catch (const std::exception& e) {
-    WARN("cpu plugin unavailable, skipping the tensor part: " << e.what());
-    return false;
-  }
+  static Registry& r = loaded_registry("hostile");
+  return r;
 }
 
 loom::Tensor call_op(const std::string& op, const loom::Tensor& t) {
@@ -59,13 +45,7 @@ void check_good_plugin_works() {
 }
 
 PluginRecord expect_failed(const std::string& file, std::initializer_list<std::string> causes) {
-  const std::string manifest = path("hostile/" + file);
-  PluginRecord rec = by_manifest(hostile(), manifest);
-  INFO("reason: " << rec.reason);
-  CHECK(rec.state == PluginState::Failed);
-  CHECK_THAT(rec.reason, Contains("manifest " + manifest));
-  for (const auto& c : causes) CHECK_THAT(rec.reason, Contains(c));
-  return rec;
+  return expect_failed_in(hostile(), "hostile/" + file, causes);
 }
 
 // Runs f, which must throw loom::Error of `kind` whose message holds every

@@ -71,6 +71,21 @@ void identity(const LoomKernelCall& call) {
   if (n) std::memcpy(loom::plugin::data_ptr<char>(out), loom::plugin::data_ptr<const char>(in), n);
 }
 
+// A one-device type whose memory is host memory (malloc, memcpy).
+LoomDeviceTypeDesc host_memory_desc(const char* name, size_t struct_size) {
+  LoomDeviceTypeDesc d{};
+  d.struct_size = struct_size;
+  d.name = name;
+  d.flags = LOOM_DEVICE_HOST_MEMORY;
+  d.device_count = &device_count;
+  d.unavailable_reason = &unavailable_reason;
+  d.allocate = &allocate;
+  d.deallocate = &deallocate;
+  d.copy_to_host = &copy;
+  d.copy_from_host = &copy;
+  return d;
+}
+
 // Not derived from std::exception: the host can only name its type.
 struct RegtestOddity {
   int code;
@@ -120,15 +135,13 @@ LoomError* baddev_fallback(const LoomKernelCall*) { throw std::logic_error("regt
     r.def(op.schema);
     r.kernel(op.name, REGTEST_DEVICE_TYPE, op.fn);
   }
-  static LoomDeviceTypeDesc bad{};
-  bad.struct_size = sizeof bad;
-  bad.name = REGTEST_DEVICE_TYPE "_baddev";
-  bad.flags = 0;  // not host memory: ops on it use its boxed fallback
-  bad.device_count = &device_count;
-  bad.allocate = &baddev_allocate;
-  bad.deallocate = &deallocate;
-  bad.copy_to_host = &copy;
-  bad.copy_from_host = &baddev_copy_from_host;
+  static LoomDeviceTypeDesc bad = [] {
+    LoomDeviceTypeDesc d = host_memory_desc(REGTEST_DEVICE_TYPE "_baddev", sizeof d);
+    d.flags = 0;  // not host memory: ops on it use its boxed fallback
+    d.allocate = &baddev_allocate;
+    d.copy_from_host = &baddev_copy_from_host;
+    return d;
+  }();
   r.device_type(bad);
   r.fallback(REGTEST_DEVICE_TYPE "_baddev", &baddev_fallback);
 }
@@ -143,16 +156,9 @@ struct NewerDeviceTypeDesc {
 [[maybe_unused]] void init(loom::plugin::Registrar& r) {
   static NewerDeviceTypeDesc newer{};
   LoomDeviceTypeDesc& d = newer.known;
-  d.struct_size = REGTEST_MODE == REGTEST_NEWER_MINOR ? sizeof newer : sizeof d;
+  d = host_memory_desc(REGTEST_DEVICE_TYPE,
+                       REGTEST_MODE == REGTEST_NEWER_MINOR ? sizeof newer : sizeof d);
   newer.future_slot = reinterpret_cast<void*>(0x10);  // poison: never to be called
-  d.name = REGTEST_DEVICE_TYPE;
-  d.flags = LOOM_DEVICE_HOST_MEMORY;
-  d.device_count = &device_count;
-  d.unavailable_reason = &unavailable_reason;
-  d.allocate = &allocate;
-  d.deallocate = &deallocate;
-  d.copy_to_host = &copy;
-  d.copy_from_host = &copy;
   r.device_type(d);
   if (REGTEST_MODE == REGTEST_INIT_FAILS)
     throw loom::plugin::Failure(LOOM_STATUS_DEVICE_ERROR,
