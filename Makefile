@@ -21,8 +21,10 @@ BENCH_DEPS := libtorch-dev libopenblas0-openmp
 # PyTorch 1.13 for Python is the tests' oracle for gradients and op
 # semantics numpy lacks (make test only; tests skip without it).
 TEST_DEPS := python3-torch
+# clang 14 and its runtime (libFuzzer, the sanitizers): make fuzz only.
+FUZZ_DEPS := clang libclang-rt-14-dev
 
-.PHONY: deps deps-bench deps-test configure build demo test bench install clean
+.PHONY: deps deps-bench deps-test deps-fuzz fuzz configure build demo test bench install clean
 
 # Installs only what is missing (dpkg knows), so a warm machine skips apt.
 deps:
@@ -37,6 +39,9 @@ deps-bench:
 
 deps-test:
 	@$(MAKE) --no-print-directory deps DEPS="$(TEST_DEPS)"
+
+deps-fuzz:
+	@$(MAKE) --no-print-directory deps DEPS="$(FUZZ_DEPS)"
 
 $(BUILD)/build.ninja:
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS)
@@ -64,6 +69,19 @@ bench: deps deps-bench
 	cmake --build $(BUILD) -j $(JOBS) --target loom_bench
 	$(BUILD)/bin/loom_bench --benchmark_min_time=0.5 --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
 	PYTHONPATH=$(BUILD)/python /usr/bin/python3 bench/python_bench.py
+
+# libFuzzer targets of the three parsers of untrusted input (plugin
+# manifests, op schemas, safetensors files), built with clang in their own
+# tree and run FUZZ_SECONDS each; fails naming the input of any crash. Not
+# part of make test (see fuzz/README.md).
+FUZZ_BUILD   ?= build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= manifest schema safetensors
+fuzz: deps deps-fuzz
+	cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DLOOM_FUZZ=ON \
+	  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ $(CMAKE_ARGS)
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target $(addprefix fuzz_,$(FUZZ_TARGETS))
+	fuzz/run_fuzzers.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)

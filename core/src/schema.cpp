@@ -138,8 +138,14 @@ class Parser {
       if (pos_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[pos_]))) {
         size_t start = pos_;
         while (pos_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[pos_]))) ++pos_;
-        a.list_size = std::atoi(std::string(s_.substr(start, pos_ - start)).c_str());
-        if (a.list_size <= 0 || a.list_size > 64) fail("list size must be in 1..64");
+        // from_chars, not atoi: atoi's overflow on "int[99999999999]" is
+        // undefined behaviour.
+        const std::string_view digits = s_.substr(start, pos_ - start);
+        int size = 0;
+        auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), size);
+        if (ec != std::errc() || end != digits.data() + digits.size() || size <= 0 || size > 64)
+          fail("list size must be in 1..64");
+        a.list_size = size;
       }
       expect(']');
       switch (a.type) {

@@ -98,6 +98,9 @@ TEST_CASE("io: unknown dtypes and bad shapes", "[io]") {
              Catch::Contains("tensor 'a': shape has the negative size -1"));
   CHECK_THAT(load_error(file_with("{" + entry("a", "\"U8\"", "[4294967296,4294967296]", "[0,0]") + "}")),
              Catch::Contains("tensor 'a': shape's element count overflows 64 bits"));
+  // Empty, yet its contiguous strides (2^62 * 2^62) would overflow int64.
+  CHECK_THAT(load_error(file_with("{" + entry("a", "\"F32\"", "[0,4611686018427387904,4611686018427387904]", "[0,0]") + "}")),
+             Catch::Contains("tensor 'a': shape's element count overflows 64 bits (0 counted as 1"));
   CHECK_THAT(load_error(file_with("{" + entry("a", "\"F64\"", "[4611686018427387904]", "[0,0]") + "}")),
              Catch::Contains("tensor 'a': shape's byte count overflows 64 bits"));
   CHECK_THAT(load_error(file_with("{" + entry("a", "\"U8\"", "[18446744073709551615]", "[0,0]") + "}")),

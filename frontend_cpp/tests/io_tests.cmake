@@ -2,10 +2,14 @@
 target_sources(loom_frontend_tests PRIVATE
   io_roundtrip_test.cpp
   io_malformed_test.cpp
-  io_fixture_test.cpp)
+  io_fixture_test.cpp
+  io_fuzz_test.cpp)
 # The fixture files (and the seed corpus of a future fuzzer of the reader).
 target_compile_definitions(loom_frontend_tests PRIVATE
   LOOM_IO_TEST_DATA="${CMAKE_CURRENT_SOURCE_DIR}/data/safetensors")
+# io_fuzz_test.cpp reads the fuzz corpus and regressions (fuzz_inputs.h).
+target_include_directories(loom_frontend_tests PRIVATE ${PROJECT_SOURCE_DIR}/fuzz)
+target_compile_definitions(loom_frontend_tests PRIVATE LOOM_FUZZ_DIR="${PROJECT_SOURCE_DIR}/fuzz")
 
 # Python's loom.save / loom.load and loom::io read each other's files: the
 # C++ half is a small program the Python script drives. Needs the Python

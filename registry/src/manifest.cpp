@@ -46,6 +46,14 @@ std::string require_string(const json& object, const char* key, const std::strin
   return s;
 }
 
+// A value for a message: scalars as written, containers by type only (a
+// deeply nested array would overflow the stack in dump(): found by
+// fuzz/manifest).
+std::string describe(const json& v) {
+  if (v.is_structured()) return v.type_name();
+  return cat(v.type_name(), " ", v.dump());
+}
+
 bool parse_int(std::string_view text, int& out) {
   if (text.empty()) return false;
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
@@ -66,7 +74,9 @@ bool parse_manifest(const std::string& text, const fs::path& path, Manifest& out
   json doc;
   try {
     doc = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
+    // Not only parse_error: a number too large for a double ("1e999")
+    // throws out_of_range.406 from the parser (found by fuzz/manifest).
     // e.what() is "[json.exception.parse_error.101] parse error at line L,
     // column C: ..."; keep the position and the parser's explanation.
     std::string what = e.what();
@@ -121,7 +131,7 @@ bool parse_manifest(const std::string& text, const fs::path& path, Manifest& out
     auto prio = plugin.find("priority");
     if (prio != plugin.end()) {
       if (!prio->is_number_integer())
-        fail("plugin.priority", cat("must be an integer, got ", prio->type_name(), " ", prio->dump()));
+        fail("plugin.priority", cat("must be an integer, got ", describe(*prio)));
       if (prio->is_number_unsigned() ? prio->get<std::uint64_t>() > static_cast<std::uint64_t>(INT_MAX)
                                      : (prio->get<std::int64_t>() > INT_MAX ||
                                         prio->get<std::int64_t>() < INT_MIN))

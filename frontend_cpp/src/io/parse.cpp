@@ -102,18 +102,24 @@ TensorEntry read_entry(const std::string& name, const Json& info, uint64_t buffe
   entry.dtype = *parsed;
 
   if (!shape.is_array()) reject("tensor '", name, "': shape must be an array, not ", shape.type_name());
-  uint64_t numel = 1;
+  // `extent` is the product of the sizes with 0 read as 1: the outermost
+  // contiguous stride the loader computes. It must fit in int64 even when a
+  // zero size makes the tensor empty ([0, 2^62, 2^62] holds no bytes but its
+  // strides would overflow).
+  constexpr uint64_t kMax = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+  uint64_t extent = 1;
+  bool empty = false;
   for (const Json& d : shape) {
     if (!is_integer(d)) reject("tensor '", name, "': shape holds a ", d.type_name(), ", not an integer");
     if (d.is_number_unsigned() ? false : d.get<int64_t>() < 0)
       reject("tensor '", name, "': shape has the negative size ", d.get<int64_t>());
     const uint64_t size = d.get<uint64_t>();
-    if (size > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) ||
-        __builtin_mul_overflow(numel, size, &numel) ||
-        numel > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
-      reject("tensor '", name, "': shape's element count overflows 64 bits");
+    if (size > kMax || __builtin_mul_overflow(extent, std::max<uint64_t>(size, 1), &extent) || extent > kMax)
+      reject("tensor '", name, "': shape's element count overflows 64 bits (0 counted as 1: its strides must fit)");
+    empty |= size == 0;
     entry.shape.push_back(static_cast<int64_t>(size));
   }
+  const uint64_t numel = empty ? 0 : extent;
   uint64_t nbytes = 0;
   if (__builtin_mul_overflow(numel, static_cast<uint64_t>(itemsize(entry.dtype)), &nbytes))
     reject("tensor '", name, "': shape's byte count overflows 64 bits");
