@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <memory>
 #include <mutex>
 #include <set>
 
@@ -171,6 +172,18 @@ const LoomHostApi kApiTemplate = {
     &host_op_name, &host_op_schema, &host_log,
 };
 
+// Every plugin's host and API table, owned here until exit (see
+// register_plugin). A never-destroyed list: plugins may still log through
+// their table from static destructors. Guarded by g_load_mutex.
+struct LiveHost {
+  std::unique_ptr<LoomHost> host;
+  std::unique_ptr<LoomHostApi> api;
+};
+std::vector<LiveHost>& live_hosts() {
+  static auto* hosts = new std::vector<LiveHost>;
+  return *hosts;
+}
+
 // Makes the staged registrations real, in dependency order.
 void commit(LoomHost& h, PluginRegistration& r) {
   for (auto& d : h.device_types) {
@@ -235,10 +248,12 @@ PluginRegistration register_plugin(const LoomPluginInfo* info, const std::string
                               "' was loaded from inside another plugin's init, which is not allowed"));
 
   std::lock_guard lock(g_load_mutex);
-  // Lives until exit: the plugin may keep the table and log through it.
+  // Lives until exit: the plugin may keep the table and log through it, and
+  // the device type registry keeps pointers to the host's type names.
   auto* host = new LoomHost{name, origin};
   auto* api = new LoomHostApi(kApiTemplate);
   api->host = host;
+  live_hosts().push_back({std::unique_ptr<LoomHost>(host), std::unique_ptr<LoomHostApi>(api)});
   // init is plugin code: a C++ exception escaping it (an init written
   // without plugin::guard) fails this plugin like an error status would, and
   // must not leave t_in_init set (every later load on this thread would be

@@ -115,7 +115,7 @@ TEST_CASE("defining an op twice is an error naming both places") {
                     Catch::Contains("unknown op 'no_such_op'") && Catch::Contains("f.cpp:1"));
 }
 
-TEST_CASE("registration is safe while other threads dispatch") {
+TEST_CASE("registration is safe while other threads dispatch", "[concurrency]") {
   auto x = loom::from_vector<float>({1, 2}, {2});
   std::atomic<bool> stop{false};
   std::atomic<int> errors{0};

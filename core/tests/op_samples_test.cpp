@@ -30,7 +30,8 @@ std::vector<DType> dtypes_of(uint64_t mask) {
 bool identical(const loom::Tensor& a, const loom::Tensor& b) {
   if (a.dtype() != b.dtype() || a.shape() != b.shape()) return false;
   const loom::Tensor ca = a.contiguous(), cb = b.contiguous();
-  return std::memcmp(ca.data_ptr(), cb.data_ptr(), ca.nbytes()) == 0;
+  // memcmp on an empty tensor's null data pointer is undefined (UBSan).
+  return ca.nbytes() == 0 || std::memcmp(ca.data_ptr(), cb.data_ptr(), ca.nbytes()) == 0;
 }
 
 // Values equal, a NaN equal to itself.

@@ -80,7 +80,7 @@ TEST_CASE("kernels and copies get the current stream; guards nest and restore") 
   CHECK(kernel_stream(x) == handle_of(s1));
 }
 
-TEST_CASE("the current stream is per thread and kept alive while current") {
+TEST_CASE("the current stream is per thread and kept alive while current", "[concurrency]") {
   StrictSimStreams strict;
   loom::Device sim("sim");
   auto x = loom::from_vector<float>({1}, {1}, sim);

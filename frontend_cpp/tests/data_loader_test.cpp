@@ -93,7 +93,7 @@ TEST_CASE("shuffling is a permutation, repeats from the seed and changes per epo
   for (int64_t i = 0; i < 20; ++i) CHECK(all[static_cast<size_t>(i)] == i);
 }
 
-TEST_CASE("workers give the same batches as the loop thread, for the fast path and get()") {
+TEST_CASE("workers give the same batches as the loop thread, for the fast path and get()", "[concurrency]") {
   for (size_t workers : {1, 2, 4}) {
     auto opts = DataLoaderOptions().batch_size(3).shuffle(true).seed(1);
     DataLoader serial(numbered(17), opts);
@@ -118,7 +118,7 @@ TEST_CASE("workers give the same batches as the loop thread, for the fast path a
   }
 }
 
-TEST_CASE("breaking out of the loop stops the workers; the next epoch starts afresh") {
+TEST_CASE("breaking out of the loop stops the workers; the next epoch starts afresh", "[concurrency]") {
   auto slow = std::make_shared<SlowDataset>(100);
   DataLoader loader(slow, DataLoaderOptions().batch_size(2).workers(2).prefetch(2));
   int seen = 0;
@@ -138,7 +138,7 @@ TEST_CASE("breaking out of the loop stops the workers; the next epoch starts afr
   }
 }
 
-TEST_CASE("an error building a batch reaches the loop with the batch index") {
+TEST_CASE("an error building a batch reaches the loop with the batch index", "[concurrency]") {
   for (size_t workers : {0, 2}) {
     auto bad = std::make_shared<SlowDataset>(10, /*fail_at=*/5);
     DataLoader loader(bad, DataLoaderOptions().batch_size(2).workers(workers));

@@ -78,7 +78,7 @@ TEST_CASE("loading by an unknown name is reported", "[registry][load]") {
   CHECK_THAT(why, Contains("deliberate init failure"));
 }
 
-TEST_CASE("concurrent first uses load a plugin once", "[registry][load]") {
+TEST_CASE("concurrent first uses load a plugin once", "[registry][load][concurrency]") {
   Registry r(std::vector<std::string>{path("conc")});
   std::atomic<int> ok{0};
   std::vector<std::thread> threads;
