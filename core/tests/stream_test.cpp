@@ -2,26 +2,18 @@
 // device (samples/custom_backend), whose kernels and copies check the stream
 // they receive. With sim_strict_streams=1 every sim kernel and copy fails
 // unless loom hands it the stream it last made current on that thread.
+#include "sim_stream_util.hpp"
+
 #include <catch2/catch.hpp>
 #include <loom/loom.h>
 #include <loom/op_call.h>
 
 #include <thread>
 
+using sim_test::handle_of;
+using sim_test::kernel_stream;
+
 namespace {
-
-// sim_kernel_stream(x): the stream handle sim's kernel received, 0 for the
-// default stream.
-int64_t kernel_stream(const loom::Tensor& x) {
-  loom::OpCall call(loom::Dispatcher::instance().op("sim_kernel_stream"));
-  call.args.push_back(&x);
-  loom::dispatch(call);
-  return call.result().item<int64_t>();
-}
-
-int64_t handle_of(const loom::Stream& s) {
-  return static_cast<int64_t>(reinterpret_cast<intptr_t>(s.native_handle()));
-}
 
 struct StrictSimStreams {
   StrictSimStreams() { loom::set_device_option("sim", "sim_strict_streams", "1"); }

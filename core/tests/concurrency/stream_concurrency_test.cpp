@@ -2,6 +2,7 @@
 // stream current and dispatch at once. sim in strict mode fails every
 // kernel and copy that does not get the stream its thread made current, and
 // sim_kernel_stream reports the handle the kernel saw.
+#include "../sim_stream_util.hpp"
 #include "run_threads.hpp"
 
 #include <catch2/catch.hpp>
@@ -10,20 +11,8 @@
 using conc::kThreads;
 using conc::compare;
 
-namespace {
-
-int64_t kernel_stream(const loom::Tensor& x) {
-  loom::OpCall call(loom::Dispatcher::instance().op("sim_kernel_stream"));
-  call.args.push_back(&x);
-  loom::dispatch(call);
-  return call.result().item<int64_t>();
-}
-
-int64_t handle_of(const loom::Stream& s) {
-  return static_cast<int64_t>(reinterpret_cast<intptr_t>(s.native_handle()));
-}
-
-}  // namespace
+using sim_test::handle_of;
+using sim_test::kernel_stream;
 
 TEST_CASE("8 threads each dispatch on their own current stream", "[concurrency]") {
   const loom::Device sim("sim");
