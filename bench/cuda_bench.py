@@ -4,8 +4,9 @@ with CUDA:
 
     PYTHONPATH=build/python python3 bench/cuda_bench.py [--quick]
 
-Prints, per case, loom's and PyTorch's time (median of repeats, each timed
-between device synchronisations), the ratio torch / loom (> 1: loom faster)
+Prints, per case, loom's and PyTorch's time (median of repeats, each a batch
+timed between device synchronisations, loom's and torch's batches
+interleaved), the ratio torch / loom (> 1: loom faster)
 and, for the bandwidth cases, GB/s against a device-to-device copy.
 Without a GPU (or without torch's CUDA) it says why and exits 0.
 """
@@ -16,20 +17,28 @@ import time
 QUICK = "--quick" in sys.argv
 
 
-def timed(fn, sync, repeats=None, inner=None):
-    """Median seconds of one call of fn, timed in batches between syncs."""
-    repeats = repeats or (3 if QUICK else 7)
-    fn()
+def _batch(fn, sync, inner):
+    start = time.perf_counter()
+    for _ in range(inner):
+        fn()
     sync()
+    return (time.perf_counter() - start) / inner
+
+
+def paired(fl, lsync, ft, tsync, repeats=None, inner=None):
+    """(loom, torch) median seconds per call, their batches interleaved (alternating which
+    goes first) so that a shared machine's drift lands on both sides alike."""
+    repeats = repeats or (5 if QUICK else 11)
     inner = inner or 1
-    runs = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        for _ in range(inner):
-            fn()
+    for fn, sync in ((fl, lsync), (ft, tsync)):
+        fn()
         sync()
-        runs.append((time.perf_counter() - start) / inner)
-    return statistics.median(runs)
+    tl, tt = [], []
+    for r in range(repeats):
+        order = ((fl, lsync, tl), (ft, tsync, tt))
+        for fn, sync, out in (order if r % 2 == 0 else order[::-1]):
+            out.append(_batch(fn, sync, inner))
+    return statistics.median(tl), statistics.median(tt)
 
 
 def row(name, t_loom, t_torch, extra=""):
@@ -56,6 +65,18 @@ def main():
         print("cuda_bench: torch has no CUDA here")
         return 0
     print("device:", loom.cuda.get_device_name(0), "| torch", torch.__version__)
+    failed = 0
+    for section in (_matmul, _bandwidth, _overhead, _conv, _host_to_device, _attention, _training):
+        # One failing case must not hide the others' figures: report it and go on.
+        try:
+            section(loom, torch)
+        except Exception as e:  # noqa: BLE001 - any failure is reported, then the run goes on
+            failed += 1
+            print(f"{section.__name__[1:]:44s} FAILED: {type(e).__name__}: {e}")
+    return 1 if failed else 0
+
+
+def _matmul(loom, torch):
     lsync, tsync = loom.cuda.synchronize, torch.cuda.synchronize
 
     # matmul: TF32 off and on, fp16, bf16; TFLOP/s.
@@ -70,65 +91,94 @@ def main():
             b = loom.randn(n, n, device="cuda").to(ldt)
             ta = torch.randn(n, n, device="cuda", dtype=tdt)
             tb = torch.randn(n, n, device="cuda", dtype=tdt)
-            tl = timed(lambda: a @ b, lsync)
-            tt = timed(lambda: ta @ tb, tsync)
+            tl, tt = paired(lambda: a @ b, lsync, lambda: ta @ tb, tsync)
             flops = 2 * n ** 3
             row(f"matmul {label} {n}^3", tl, tt, f"({flops / tl / 1e12:.1f} vs {flops / tt / 1e12:.1f} TFLOP/s)")
     loom.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cuda.matmul.allow_tf32 = False
 
+
+def _bandwidth(loom, torch):
+    lsync, tsync = loom.cuda.synchronize, torch.cuda.synchronize
     # Bandwidth: add and sum over 256M float32, against a device-to-device copy.
     n = (1 << 24) if QUICK else (1 << 28)
     x = loom.randn(n, device="cuda")
     y = loom.randn(n, device="cuda")
     tx = torch.randn(n, device="cuda")
     ty = torch.randn(n, device="cuda")
-    copy_l = timed(lambda: x.clone(), lsync)
-    copy_t = timed(lambda: tx.clone(), tsync)
+    copy_l, copy_t = paired(lambda: x.clone(), lsync, lambda: tx.clone(), tsync)
     gb = 4 * n / 1e9
     row(f"copy (clone) {n} fp32", copy_l, copy_t, f"({2 * gb / copy_l:.0f} vs {2 * gb / copy_t:.0f} GB/s)")
-    tl, tt = timed(lambda: x + y, lsync), timed(lambda: tx + ty, tsync)
+    tl, tt = paired(lambda: x + y, lsync, lambda: tx + ty, tsync)
     row(f"add {n} fp32", tl, tt, f"({3 * gb / tl:.0f} GB/s = {(3 * gb / tl) / (2 * gb / copy_l):.2f} of copy)")
-    tl, tt = timed(lambda: x.sum(), lsync), timed(lambda: tx.sum(), tsync)
+    tl, tt = paired(lambda: x.sum(), lsync, lambda: tx.sum(), tsync)
     row(f"sum {n} fp32", tl, tt, f"({gb / tl:.0f} GB/s = {(gb / tl) / (2 * gb / copy_l):.2f} of copy)")
     del x, y, tx, ty
 
+
+def _overhead(loom, torch):
+    lsync, tsync = loom.cuda.synchronize, torch.cuda.synchronize
     # Per-op launch overhead, 1-element tensors.
     a1, b1 = loom.ones(1, device="cuda"), loom.ones(1, device="cuda")
     ta1, tb1 = torch.ones(1, device="cuda"), torch.ones(1, device="cuda")
-    tl = timed(lambda: a1 + b1, lsync, inner=2000)
-    tt = timed(lambda: ta1 + tb1, tsync, inner=2000)
+    tl, tt = paired(lambda: a1 + b1, lsync, lambda: ta1 + tb1, tsync, inner=2000)
     row("add, 1 element (per op)", tl, tt)
 
+
+def _conv(loom, torch):
+    lsync, tsync = loom.cuda.synchronize, torch.cuda.synchronize
     # conv2d forward + backward, batch 64, 64->64, 56x56, 3x3.
     xs = loom.randn(64, 64, 56, 56, device="cuda").requires_grad_()
     ws = loom.randn(64, 64, 3, 3, device="cuda").requires_grad_()
     txs = torch.randn(64, 64, 56, 56, device="cuda", requires_grad=True)
     tws = torch.randn(64, 64, 3, 3, device="cuda", requires_grad=True)
-    tl = timed(lambda: loom.nn.functional.conv2d(xs, ws, padding=1).sum().backward(), lsync, repeats=3)
-    tt = timed(lambda: torch.nn.functional.conv2d(txs, tws, padding=1).sum().backward(), tsync, repeats=3)
-    row("conv2d fwd+bwd 64x64x56x56 3x3", tl, tt)
+    # torch lets cuDNN use TF32 for float32 convolutions by default
+    # (torch.backends.cudnn.allow_tf32); loom only when asked. Both ways, matched.
+    for tf32 in (False, True):
+        loom.backends.cuda.matmul.allow_tf32 = tf32
+        torch.backends.cudnn.allow_tf32 = tf32
+        tl, tt = paired(lambda: loom.nn.functional.conv2d(xs, ws, padding=1).sum().backward(), lsync,
+                        lambda: torch.nn.functional.conv2d(txs, tws, padding=1).sum().backward(), tsync)
+        row(f"conv2d fwd+bwd 64x64x56x56 3x3{' tf32' if tf32 else ''}", tl, tt)
+    loom.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = True
     del xs, ws, txs, tws
 
+
+def _host_to_device(loom, torch):
+    lsync, tsync = loom.cuda.synchronize, torch.cuda.synchronize
     # Host -> device copies of 64 MiB: pageable, and pinned + non_blocking.
     nbytes = 1 << 26
     hl = loom.empty(nbytes // 4)
     ht = torch.empty(nbytes // 4)
-    tl, tt = timed(lambda: hl.to("cuda"), lsync), timed(lambda: ht.to("cuda"), tsync)
+    tl, tt = paired(lambda: hl.to("cuda"), lsync, lambda: ht.to("cuda"), tsync)
     row("H2D 64 MiB pageable", tl, tt, f"({nbytes / tl / 1e9:.1f} vs {nbytes / tt / 1e9:.1f} GB/s)")
     pl, pt = hl.pin_memory(), ht.pin_memory()
-    tl = timed(lambda: pl.to("cuda", non_blocking=True), lsync)
-    tt = timed(lambda: pt.to("cuda", non_blocking=True), tsync)
+    tl, tt = paired(lambda: pl.to("cuda", non_blocking=True), lsync,
+                    lambda: pt.to("cuda", non_blocking=True), tsync)
     row("H2D 64 MiB pinned non_blocking", tl, tt, f"({nbytes / tl / 1e9:.1f} vs {nbytes / tt / 1e9:.1f} GB/s)")
 
+
+def _attention(loom, torch):
+    lsync, tsync = loom.cuda.synchronize, torch.cuda.synchronize
+    # The encoder step's attention alone: batch 32, 8 heads, 128 tokens, head dim 32, float32.
+    shape = (32, 8, 128, 32)
+    lq, lk, lv = (loom.randn(*shape, device="cuda").requires_grad_() for _ in range(3))
+    tq, tk, tv = (torch.randn(*shape, device="cuda", requires_grad=True) for _ in range(3))
+    tl, tt = paired(lambda: loom.nn.functional.scaled_dot_product_attention(lq, lk, lv).sum().backward(), lsync,
+                    lambda: torch.nn.functional.scaled_dot_product_attention(tq, tk, tv).sum().backward(), tsync,
+                    inner=10)
+    row("sdpa fwd+bwd 32x8x128x32 fp32", tl, tt)
+
+
+def _training(loom, torch):
+    lsync, tsync = loom.cuda.synchronize, torch.cuda.synchronize
     # Training steps: the same code on both libraries (they share the API).
     for name, make in [("digits CNN step (b32, SGD momentum)", _cnn_step),
                        ("transformer encoder step (4x256, b32x128, AdamW)", _encoder_step)]:
         fl, ft = make(loom), make(torch)
-        tl = timed(fl, lsync, inner=20)
-        tt = timed(ft, tsync, inner=20)
+        tl, tt = paired(fl, lsync, ft, tsync, inner=20)
         row(name, tl, tt)
-    return 0
 
 
 def _cnn_step(lib):

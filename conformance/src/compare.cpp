@@ -65,6 +65,12 @@ Tolerance tolerance_for(DType dtype, double sample_atol, double sample_rtol, boo
   return t;
 }
 
+Tolerance result_tolerance(DType case_dtype, DType result_dtype, double sample_atol, double sample_rtol,
+                           bool accumulates) {
+  const DType t = !is_floating_point(case_dtype) && is_floating_point(result_dtype) ? result_dtype : case_dtype;
+  return tolerance_for(t, sample_atol, sample_rtol, accumulates);
+}
+
 std::string check_layout(const Tensor& t) {
   if (t.numel() == 0) return {};
   int64_t last = t.storage_offset();

@@ -22,6 +22,12 @@ struct Tolerance {
 // The tolerance for `dtype`, given a sample's float32 overrides (0 = none)
 // and whether the op accumulates in the dtype (OpSamples::accumulates).
 Tolerance tolerance_for(DType dtype, double sample_atol = 0, double sample_rtol = 0, bool accumulates = false);
+// The tolerance for a result of `result_dtype` in a case of `case_dtype`: the
+// case's, except that an integer or bool case with a floating result (sin of
+// int8, atan2 of int32) is float math, compared within the result dtype's
+// tolerance (devices' libm functions differ by an ulp or two).
+Tolerance result_tolerance(DType case_dtype, DType result_dtype, double sample_atol = 0, double sample_rtol = 0,
+                           bool accumulates = false);
 
 struct Comparison {
   Status status = Status::Pass;  // Pass, FailValue, FailDType or FailShape

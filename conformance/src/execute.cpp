@@ -194,7 +194,8 @@ CaseResult CaseExecutor::run(const CaseSpec& spec) {
         r.message = "out= tensor " + std::to_string(i) + " was not written in its own layout";
         return r;
       }
-      Comparison c = compare(actual[i], expected[i], os.compare, tol);
+      const Tolerance result_tol = result_tolerance(spec.dtype, expected[i].dtype(), s.atol, s.rtol, os.accumulates);
+      Comparison c = compare(actual[i], expected[i], os.compare, result_tol);
       r.max_abs = std::max(r.max_abs, c.max_abs), r.max_rel = std::max(r.max_rel, c.max_rel);
       if (c.status != Status::Pass && r.status == Status::Pass) {
         r.status = c.status;

@@ -28,6 +28,17 @@ TEST_CASE("tolerances follow assert_close per dtype; sample overrides scale for 
   CHECK(tolerance_for(DType::Float16, 1e-4, 1e-4).rtol > 1e-3);  // scaled, never below the default
 }
 
+TEST_CASE("an integer case with a floating result compares within the result dtype's tolerance") {
+  using loom::conformance::result_tolerance;
+  CHECK(result_tolerance(DType::Int8, DType::Float32).rtol == 1.3e-6);   // sin(int8) is float math
+  CHECK(result_tolerance(DType::Bool, DType::Float32).atol == 1e-5);
+  CHECK(result_tolerance(DType::Int32, DType::Int32).rtol == 0);         // integer results stay exact
+  CHECK(result_tolerance(DType::Float16, DType::Float32).rtol == 1e-3);  // a floating case keeps its own
+  // One ulp of float32 apart (a device's atan2 against the CPU's) passes the float32 tolerance.
+  const auto tol = result_tolerance(DType::Int32, DType::Float32);
+  CHECK(compare(f32({1.10714865f}), f32({1.10714877f}), Compare::Close, tol).status == Status::Pass);
+}
+
 TEST_CASE("close values pass, far values fail with their errors") {
   const auto tol = tolerance_for(DType::Float32);
   auto ok = compare(f32({1.0f, 2.0f}), f32({1.0f, 2.000001f}), Compare::Close, tol);

@@ -244,7 +244,10 @@ LOOM_DERIVATIVE(gelu_def, "GeluBackward0", inputs(0), none(), [](BackwardContext
     constexpr double k = std::numbers::sqrt2 * std::numbers::inv_sqrtpi, k3 = 0.044715;
     const Tensor t = tanh((x + x * x * x * k3) * k);
     const Tensor inner_dx = (x * x * (3 * k3) + 1.0) * k;
-    c.set(0, c.grad() * ((t + 1.0) * 0.5 + x * 0.5 * (1.0 - t * t) * inner_dx));
+    // Where t is exactly ±1 the second term is 0; computed, it is 0·∞ = NaN
+    // once x² overflows (|x| > 1.8e19 in float32, well inside the range).
+    const Tensor sech2 = 1.0 - t * t;
+    c.set(0, c.grad() * ((t + 1.0) * 0.5 + where(sech2 != 0.0, x * 0.5 * sech2 * inner_dx, 0.0)));
     return;
   }
   constexpr double inv_sqrt2 = 1.0 / std::numbers::sqrt2;

@@ -2,8 +2,8 @@
 // GPU: without one every case says why and returns (the tile algorithm is
 // covered on the host by attention_ops_test.cu). Each case runs the fused
 // forward, its backward op, and scaled_dot_product_attention with autograd
-// on both devices, compares within the dtype's tolerance (NaN where the CPU
-// has NaN: fully masked rows), and checks the cuda kernels themselves ran
+// on the GPU against a float64 reference on the CPU, compares within the
+// dtype's tolerance (NaN where the reference has NaN: fully masked rows), and checks the cuda kernels themselves ran
 // (the dispatch trace shows "kernel" for the fused ops, nothing fell back).
 #include "device_test_util.hpp"
 
@@ -73,18 +73,24 @@ Tensor to_gpu(const Tensor& t) { return t.defined() ? t.to(gpu()) : t; }
 void compare_fused(const Inputs& in, DType t, bool native = true) {
   auto cast = [&](const Tensor& x) { return x.defined() && x.dtype() != DType::Bool ? x.to(t) : x; };
   const Tensor q = cast(in.q), k = cast(in.k), v = cast(in.v), mask = cast(in.mask), go = cast(in.go);
-  const auto [out, lse] = loom::scaled_dot_product_attention_fused(q, k, v, mask, in.causal, in.scale);
-  const auto [gq, gk, gv] =
-      loom::scaled_dot_product_attention_backward(go, q, k, v, mask, out, lse, in.causal, in.scale);
+  // The reference: the same rounded inputs in float64 on the CPU, so that the
+  // comparison measures the kernels' error and not the CPU composite's own
+  // rounding of every intermediate in float16 or bfloat16.
+  auto wide = [](const Tensor& x) { return x.defined() && x.dtype() != DType::Bool ? x.to(DType::Float64) : x; };
+  const auto [out, lse] =
+      loom::scaled_dot_product_attention_fused(wide(q), wide(k), wide(v), wide(mask), in.causal, in.scale);
+  const auto [gq, gk, gv] = loom::scaled_dot_product_attention_backward(
+      wide(go), wide(q), wide(k), wide(v), wide(mask), out, lse, in.causal, in.scale);
 
   loom::DispatchTrace trace;
   const Tensor cq = to_gpu(q), ck = to_gpu(k), cv = to_gpu(v), cm = to_gpu(mask);
   const auto [dout, dlse] = loom::scaled_dot_product_attention_fused(cq, ck, cv, cm, in.causal, in.scale);
   check_close(dout, out, t, "output");
   check_close(dlse, lse, t, "logsumexp");
-  // The backward from the CPU's forward results, so only the backward differs.
-  const auto [dq, dk, dv] = loom::scaled_dot_product_attention_backward(to_gpu(go), cq, ck, cv, cm, to_gpu(out),
-                                                                        to_gpu(lse), in.causal, in.scale);
+  // The backward from the reference's forward results (rounded as the kernel's
+  // own would be), so only the backward differs.
+  const auto [dq, dk, dv] = loom::scaled_dot_product_attention_backward(
+      to_gpu(go), cq, ck, cv, cm, to_gpu(out.to(dout.dtype())), to_gpu(lse.to(dlse.dtype())), in.causal, in.scale);
   check_close(dq, gq, t, "grad_query");
   check_close(dk, gk, t, "grad_key");
   check_close(dv, gv, t, "grad_value");
@@ -107,10 +113,18 @@ Inputs make(std::vector<int64_t> qs, std::vector<int64_t> ks, std::vector<int64_
 
 const DType kDTypes[] = {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16};
 
+// The kernels run only where the composite would not fit by default
+// (option attention_kernels=auto); these tests are of the kernels.
+struct KernelsAlways {
+  KernelsAlways() { loom::set_device_option("cuda", "attention_kernels", "always"); }
+  ~KernelsAlways() { loom::set_device_option("cuda", "attention_kernels", "auto"); }
+};
+
 }  // namespace
 
 TEST_CASE("cuda fused attention: plain, causal, L != S, odd head dims") {
   if (!have_gpu()) return;
+  const KernelsAlways kernels;
   loom::manual_seed(1);
   for (DType t : kDTypes) {
     CAPTURE(loom::name(t));
@@ -127,6 +141,7 @@ TEST_CASE("cuda fused attention: plain, causal, L != S, odd head dims") {
 
 TEST_CASE("cuda fused attention: masks, fully masked rows, broadcast and strided operands") {
   if (!have_gpu()) return;
+  const KernelsAlways kernels;
   loom::manual_seed(2);
   for (DType t : kDTypes) {
     CAPTURE(loom::name(t));
@@ -147,19 +162,25 @@ TEST_CASE("cuda fused attention: masks, fully masked rows, broadcast and strided
 
 TEST_CASE("cuda fused attention declines head dims past 128 to the composite") {
   if (!have_gpu()) return;
+  const KernelsAlways kernels;
   loom::manual_seed(3);
   compare_fused(make({2, 5, 160}, {2, 6, 160}, {2, 6, 8}), DType::Float32, false);
 }
 
 TEST_CASE("cuda scaled_dot_product_attention trains through the fused kernels") {
   if (!have_gpu()) return;
+  const KernelsAlways kernels;
   loom::manual_seed(4);
   for (DType t : {DType::Float32, DType::Float16}) {
     CAPTURE(loom::name(t));
     const Tensor q0 = loom::randn({2, 4, 33, 64}).to(t), k0 = loom::randn({2, 4, 33, 64}).to(t),
                  v0 = loom::randn({2, 4, 33, 64}).to(t);
     auto grads = [&](bool on_gpu) {
-      auto leaf = [&](const Tensor& x) { return (on_gpu ? x.to(gpu()) : x.clone()).detach().requires_grad_(); };
+      // The CPU side is the float64 reference (its float16 composite rounds
+      // every intermediate, so it is no reference for the kernels' float sums).
+      auto leaf = [&](const Tensor& x) {
+        return (on_gpu ? x.to(gpu()) : x.to(DType::Float64)).detach().requires_grad_();
+      };
       Tensor q = leaf(q0), k = leaf(k0), v = leaf(v0);
       Tensor y = loom::scaled_dot_product_attention(q, k, v, {}, 0.0, true);
       (y * y).sum().backward();
@@ -175,4 +196,32 @@ TEST_CASE("cuda scaled_dot_product_attention trains through the fused kernels") 
     CHECK(paths(trace, "_scaled_dot_product_attention_backward") == std::vector<std::string>{"kernel"});
     CHECK_FALSE(trace.fell_back_on(gpu().type));
   }
+}
+
+TEST_CASE("cuda attention by default: the composite while the scores fit, the kernels past 1/16 of memory") {
+  if (!have_gpu()) return;
+  loom::manual_seed(5);
+  {
+    const Tensor q = loom::randn({2, 3, 40, 16}).to(gpu());
+    loom::DispatchTrace trace;
+    const Tensor out = loom::scaled_dot_product_attention(q, q, q);
+    CHECK(paths(trace, "_scaled_dot_product_attention_fused") == std::vector<std::string>{"composite"});
+    const Tensor want = loom::scaled_dot_product_attention(q.cpu().to(DType::Float64), q.cpu().to(DType::Float64),
+                                                           q.cpu().to(DType::Float64));
+    check_close(out, want, DType::Float32, "output");
+  }
+  // 9 x 16384 x 16384 float32 scores: 9.7 GB, past 1/16 of an 80 or 141 GB GPU.
+  const loom::autograd::NoGradGuard no_grad;
+  const Tensor q = loom::randn({9, 16384, 16}).to(gpu());
+  loom::DispatchTrace trace;
+  const Tensor out = loom::scaled_dot_product_attention(q, q, q);
+  CHECK(paths(trace, "_scaled_dot_product_attention_fused") == std::vector<std::string>{"kernel"});
+  CHECK(out.sizes() == q.sizes());
+  CHECK(loom::all(loom::isfinite(out)).cpu().item<bool>());
+}
+
+TEST_CASE("cuda option attention_kernels names its values") {
+  if (!have_gpu()) return;
+  CHECK_THROWS_WITH(loom::set_device_option("cuda", "attention_kernels", "sometimes"),
+                    Catch::Contains("takes auto, always or never, got 'sometimes'"));
 }
