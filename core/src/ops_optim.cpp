@@ -7,6 +7,19 @@
 // Adam's parameter update with the bias corrections folded into step_size
 // and eps (loom::optim::Adam). A device without a kernel runs the composite
 // (the same math as four ops).
+//
+//   _adam_step_(self, grad, exp_avg, exp_avg_sq, decay, beta1, beta2, step_size, eps):
+//     self *= decay                                  (AdamW's decoupled weight decay; 1: none)
+//     exp_avg    = lerp(exp_avg, grad, 1 - beta1)
+//     exp_avg_sq = lerp(exp_avg_sq, grad^2, 1 - beta2)
+//     self -= step_size * exp_avg / (sqrt(exp_avg_sq) + eps)
+// The whole Adam/AdamW step of one parameter in one pass (one launch on a
+// GPU instead of five). A kernel writes exp_avg and exp_avg_sq in place; the
+// schema does not annotate them (an annotated argument would make them
+// outputs), so prepare bumps their versions as batch_norm does for its
+// running statistics. float16/bfloat16 compute in float32, rounding each
+// tensor once. A kernel may decline (UNSUPPORTED) non-dense tensors; the
+// composite takes any layout.
 #include "autograd/formula.h"
 #include "core_op.h"
 
@@ -26,11 +39,59 @@ void prepare_adam_update(OpCall& call) {
   prepare_inplace(call);
 }
 
+bool is_half(DType t) { return t == DType::Float16 || t == DType::BFloat16; }
+
+// float16/bfloat16 in float32, rounded once at the end, as the kernels.
 void composite_adam_update(OpCall& call) {
   Tensor self = call.arg(0);
-  Tensor denom = sqrt(call.arg(2));
+  const bool half = is_half(self.dtype());
+  auto wide = [half](const Tensor& t) { return half ? t.to(DType::Float32) : t; };
+  Tensor p = wide(self);
+  Tensor denom = sqrt(wide(call.arg(2)));
   denom.add_(full({}, Scalar(call.values[1].u.f), denom.dtype(), denom.device()));
-  self.add_(call.arg(1).div(denom), Scalar(-call.values[0].u.f));
+  p.add_(wide(call.arg(1)).div(denom), Scalar(-call.values[0].u.f));
+  if (half) self.copy_(p);
+}
+
+// Every tensor of the step has the parameter's dtype and shape (no
+// broadcasting: these are one parameter's state).
+void prepare_adam_step(OpCall& call) {
+  const Tensor& self = call.arg(0);
+  const std::string& op = call.op->name();
+  LOOM_CHECK(is_floating_point(self.dtype()), op, ": expected a floating point parameter, got ", name(self.dtype()));
+  const char* names[] = {"self", "grad", "exp_avg", "exp_avg_sq"};
+  for (size_t i = 1; i < 4; ++i) {
+    const Tensor& t = call.arg(i);
+    LOOM_CHECK(t.dtype() == self.dtype(), op, ": ", names[i], " has dtype ", name(t.dtype()), " but the parameter has ",
+               name(self.dtype()));
+    LOOM_CHECK(t.sizes() == self.sizes(), op, ": ", names[i], " has shape ", shape_str(t.sizes()),
+               " but the parameter has ", shape_str(self.sizes()));
+    LOOM_CHECK(t.device() == self.device(), op, ": ", names[i], " is on ", t.device().str(), " but the parameter is on ",
+               self.device().str());
+  }
+  prepare_inplace(call);
+  for (size_t i : {2, 3}) call.args[i]->storage()->bump_version();
+}
+
+void composite_adam_step(OpCall& call) {
+  Tensor self = call.arg(0), exp_avg = call.arg(2), exp_avg_sq = call.arg(3);
+  const double decay = call.values[0].u.f, beta1 = call.values[1].u.f, beta2 = call.values[2].u.f;
+  const double step_size = call.values[3].u.f, eps = call.values[4].u.f;
+  const bool half = is_half(self.dtype());
+  auto wide = [half](const Tensor& t) { return half ? t.to(DType::Float32) : t; };
+  Tensor p = wide(self), m = wide(exp_avg), v = wide(exp_avg_sq);
+  const Tensor g = wide(call.arg(1));
+  // Scalars as 0-d tensors of the compute dtype, so float64 keeps them exact.
+  auto number = [&p](double x) { return full({}, Scalar(x), p.dtype(), p.device()); };
+  if (decay != 1.0) p.mul_(number(decay));
+  m.lerp_(g, number(1 - beta1));
+  v.lerp_(g.square(), number(1 - beta2));
+  adam_update_(p, m, v, step_size, eps);
+  if (half) {
+    self.copy_(p);
+    exp_avg.copy_(m);
+    exp_avg_sq.copy_(v);
+  }
 }
 
 }  // namespace
@@ -40,10 +101,23 @@ LOOM_CORE_OP(adam_update_def,
              "-> Tensor(a!)",
              prepare_adam_update, composite_adam_update)
 LOOM_NOT_DIFFERENTIABLE(adam_update_def)
+LOOM_CORE_OP(adam_step_def,
+             "_adam_step_(Tensor(a!) self, Tensor grad, Tensor exp_avg, Tensor exp_avg_sq, float decay, float beta1, "
+             "float beta2, float step_size, float eps) -> Tensor(a!)",
+             prepare_adam_step, composite_adam_step)
+LOOM_NOT_DIFFERENTIABLE(adam_step_def)
 
 Tensor& adam_update_(Tensor& self, const Tensor& exp_avg, const Tensor& exp_avg_sq, double step_size, double eps) {
   detail::run_op(adam_update_def(), {&self, &exp_avg, &exp_avg_sq},
                  {detail::float_value(step_size), detail::float_value(eps)});
+  return self;
+}
+
+Tensor& adam_step_(Tensor& self, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_avg_sq, double decay,
+                   double beta1, double beta2, double step_size, double eps) {
+  detail::run_op(adam_step_def(), {&self, &grad, &exp_avg, &exp_avg_sq},
+                 {detail::float_value(decay), detail::float_value(beta1), detail::float_value(beta2),
+                  detail::float_value(step_size), detail::float_value(eps)});
   return self;
 }
 

@@ -1,7 +1,8 @@
 // Optimizer kernels (docs/kernel_conventions.md, "Optimizer updates"): _adam_update_, Adam's
 // parameter update in one pass, self -= step_size * m / (sqrt(v) + eps),
-// with the bias corrections folded into step_size and eps by the caller.
-// Without it the update is four ops and two temporaries per parameter.
+// with the bias corrections folded into step_size and eps by the caller
+// (without it the update is four ops and two temporaries per parameter), and
+// _adam_step_, the whole step including both running averages.
 #include "binary_loops.hpp"
 #include "common.hpp"
 #include "kernels.hpp"
@@ -35,10 +36,63 @@ void adam_update(const LoomKernelCall& c) {
   });
 }
 
+// _adam_step_: the whole step of one parameter, in the steps and rounding
+// order of its composite (ops_optim.cpp) for float32/float64: p * decay,
+// lerp (PyTorch's split at |w| < 0.5) for both running averages, then the
+// update above. float16/bfloat16 compute in float and round each tensor once.
+template <class T>
+struct AdamStep {
+  double decay, beta1, beta2, step_size, eps;
+
+  template <class V>
+  static V lerp(V x, V y, V t) {
+    const V d = y - x;
+    return (t < V(0) ? -t : t) < V(0.5) ? x + t * d : y - d * (V(1) - t);
+  }
+  void operator()(T& p, T g, T& m, T& v) const {
+    using V = value_t<T>;
+    const V gg = g;
+    const V x = decay == 1.0 ? V(p) : V(p) * static_cast<V>(decay);
+    const V m1 = lerp<V>(m, gg, static_cast<V>(1 - beta1));
+    const V v1 = lerp<V>(v, gg * gg, static_cast<V>(1 - beta2));
+    p = static_cast<T>(x - static_cast<V>(step_size) * m1 / (std::sqrt(v1) + static_cast<V>(eps)));
+    m = static_cast<T>(m1);
+    v = static_cast<T>(v1);
+  }
+};
+
+// inputs: self, grad, exp_avg, exp_avg_sq (each of self's dtype and shape);
+// values: decay, beta1, beta2, step_size, eps; output: self. exp_avg and
+// exp_avg_sq are written in place. Dense tensors only: others are declined
+// to the composite (optimizer state is allocated dense).
+void adam_step(const LoomKernelCall& c) {
+  expect_arity(c, "_adam_step_", 4, 1);
+  if (c.num_values < 5) throw plugin::Failure(LOOM_STATUS_INVALID_ARGUMENT, "_adam_step_: expected 5 values");
+  const LoomTensorDesc& out = c.outputs[0];
+  for (int32_t i = 0; i < 4; ++i) expect_like(c.inputs[i], out, "_adam_step_");
+  if (!plugin::is_contiguous(out) || !plugin::is_contiguous(c.inputs[1]) || !plugin::is_contiguous(c.inputs[2]) ||
+      !plugin::is_contiguous(c.inputs[3]))
+    throw plugin::Failure(LOOM_STATUS_UNSUPPORTED, "_adam_step_: the cpu kernel takes dense tensors only");
+  const double decay = c.values[0].u.f, beta1 = c.values[1].u.f, beta2 = c.values[2].u.f;
+  const double step_size = c.values[3].u.f, eps = c.values[4].u.f;
+  dispatch<DTypes::Floating>(out.dtype, "_adam_step_", [&](auto tag) {
+    using T = decltype(tag);
+    const AdamStep<T> f{decay, beta1, beta2, step_size, eps};
+    T* p = plugin::data_ptr<T>(out);
+    const T* g = plugin::data_ptr<const T>(c.inputs[1]);
+    T* m = plugin::data_ptr<T>(c.inputs[2]);
+    T* v = plugin::data_ptr<T>(c.inputs[3]);
+    parallel_for(plugin::numel(out), kParallelGrain, [&](int64_t s, int64_t e) {
+      for (int64_t i = s; i < e; ++i) f(p[i], g[i], m[i], v[i]);
+    });
+  });
+}
+
 }  // namespace
 
 void register_optim_kernels(plugin::Registrar& r) {
   r.kernel("_adam_update_", "cpu", plugin::kernel<adam_update>, kFloatingMask);
+  r.kernel("_adam_step_", "cpu", plugin::kernel<adam_step>, kFloatingMask);
 }
 
 }  // namespace loom::cpu

@@ -204,6 +204,11 @@ Tensor operator!(const Tensor& a);  // logical_not
 // Optimizer updates (not differentiable), see core/src/ops_optim.cpp:
 // self -= step_size * exp_avg / (sqrt(exp_avg_sq) + eps), in one pass.
 Tensor& adam_update_(Tensor& self, const Tensor& exp_avg, const Tensor& exp_avg_sq, double step_size, double eps);
+// One whole Adam/AdamW step of a parameter (op _adam_step_): self *= decay;
+// exp_avg and exp_avg_sq updated in place by lerp with 1 - beta1 / 1 - beta2
+// (grad, grad^2); then the _adam_update_ above.
+Tensor& adam_step_(Tensor& self, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_avg_sq, double decay,
+                   double beta1, double beta2, double step_size, double eps);
 
 }  // namespace loom
 

@@ -1,9 +1,11 @@
 // adam.cpp — Adam and AdamW (formulas in loom/optim/adam.h).
 //
-// Per parameter this is 4 ops (PyTorch 1.13 uses 8 or more): lerp_ updates
-// both running averages, and the bias corrections and eps fold into scalars
-// of the fused update _adam_update_ (core/src/ops_optim.cpp):
+// Per parameter this is one op, _adam_step_ (core/src/ops_optim.cpp; PyTorch
+// 1.13 uses 8 or more): weight decay, both running averages by lerp, and the
+// update, with the bias corrections and eps folded into its scalars:
 //   lr/bc1 * m / (sqrt(v)/sqrt(bc2) + eps) = lr*sqrt(bc2)/bc1 * m / (sqrt(v) + eps*sqrt(bc2)).
+// amsgrad keeps the running maximum between the averages and the update, so
+// it runs the steps as ops (lerp_ twice, maximum, _adam_update_).
 #include <loom/autograd.h>
 #include <loom/optim/adam.h>
 
@@ -53,26 +55,27 @@ void Adam::step() {
       if (!s.initialized()) {
         s.buffers = {zeros_like(p), zeros_like(p), o.amsgrad() ? zeros_like(p) : Tensor()};
       }
-      if (decoupled_weight_decay_ && wd != 0) p.mul_(detail::number_like(1 - lr * wd, p));
+      const double decay = decoupled_weight_decay_ && wd != 0 ? 1 - lr * wd : 1.0;
       const Tensor grad = detail::effective_grad(p, o.maximize(), decoupled_weight_decay_ ? 0 : wd);
       const double step = s.step += 1;
       Tensor& exp_avg = s.buffers[kExpAvg];
       Tensor& exp_avg_sq = s.buffers[kExpAvgSq];
-      exp_avg.lerp_(grad, detail::number_like(1 - beta1, p));
-      exp_avg_sq.lerp_(grad.square(), detail::number_like(1 - beta2, p));
       const double bias_correction1 = 1 - std::pow(beta1, step);
       const double bias_correction2_sqrt = std::sqrt(1 - std::pow(beta2, step));
       const double step_size = lr * bias_correction2_sqrt / bias_correction1;
       const double eps_hat = o.eps() * bias_correction2_sqrt;
-      if (o.amsgrad()) {
-        Tensor& max_sq = s.buffers[kMaxExpAvgSq];
-        if (!max_sq.defined()) max_sq = zeros_like(p);  // amsgrad turned on after a step
-        max_sq.copy_(maximum(max_sq, exp_avg_sq));
-        adam_update_(p, exp_avg, max_sq, step_size, eps_hat);
-      } else {
-        // One fused pass (core op _adam_update_) instead of sqrt, add_, div, add_.
-        adam_update_(p, exp_avg, exp_avg_sq, step_size, eps_hat);
+      if (!o.amsgrad()) {
+        // The whole step in one op (_adam_step_): one pass, one launch on a GPU.
+        adam_step_(p, grad, exp_avg, exp_avg_sq, decay, beta1, beta2, step_size, eps_hat);
+        continue;
       }
+      if (decay != 1.0) p.mul_(detail::number_like(decay, p));
+      exp_avg.lerp_(grad, detail::number_like(1 - beta1, p));
+      exp_avg_sq.lerp_(grad.square(), detail::number_like(1 - beta2, p));
+      Tensor& max_sq = s.buffers[kMaxExpAvgSq];
+      if (!max_sq.defined()) max_sq = zeros_like(p);  // amsgrad turned on after a step
+      max_sq.copy_(maximum(max_sq, exp_avg_sq));
+      adam_update_(p, exp_avg, max_sq, step_size, eps_hat);
     }
   }
 }

@@ -24,12 +24,14 @@ def _check_adam_args(lr, betas, eps, weight_decay, differentiable, fused):
 
 
 def _adam_step(optimizer, decoupled):
-    """One Adam/AdamW step over every group. Per parameter (defaults): 4 ops instead of
-    PyTorch's 8, using lerp_ for the running averages and folding the bias corrections and
-    eps into the scalars of the fused update _adam_update_:  lr/bc1 * m / (sqrt(v)/sqrt(bc2) + eps)
-                     = lr*sqrt(bc2)/bc1 * m / (sqrt(v) + eps*sqrt(bc2))."""
+    """One Adam/AdamW step over every group. Per parameter (defaults): one op, _adam_step_
+    (weight decay, both running averages by lerp, the update), instead of PyTorch 1.13's 8,
+    with the bias corrections and eps folded into its scalars:
+        lr/bc1 * m / (sqrt(v)/sqrt(bc2) + eps) = lr*sqrt(bc2)/bc1 * m / (sqrt(v) + eps*sqrt(bc2)).
+    amsgrad runs the steps as ops (lerp_ twice, maximum, _adam_update_)."""
     maximum = _C.Tensor.maximum
     adam_update_ = _C.Tensor._adam_update_
+    adam_step_ = _C.Tensor._adam_step_
     with no_grad():
         for group in optimizer.param_groups:
             lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
@@ -41,22 +43,25 @@ def _adam_step(optimizer, decoupled):
                     state["exp_avg_sq"] = _C.zeros_like(p)
                     if amsgrad:
                         state["max_exp_avg_sq"] = _C.zeros_like(p)
-                if decoupled and weight_decay != 0:
-                    p.mul_(1 - lr * weight_decay)
+                decay = 1 - lr * weight_decay if decoupled and weight_decay != 0 else 1.0
                 step = state["step"] + 1
                 state["step"] = step
                 exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-                exp_avg.lerp_(grad, 1 - beta1)
-                exp_avg_sq.lerp_(grad.square(), 1 - beta2)
                 bias_correction1 = 1 - beta1 ** step
                 bias_correction2_sqrt = math.sqrt(1 - beta2 ** step)
-                second = exp_avg_sq
-                if amsgrad:
-                    second = state["max_exp_avg_sq"]
-                    second.copy_(maximum(second, exp_avg_sq))
-                # One fused pass (the catalog op _adam_update_) instead of sqrt, add_, div, add_.
-                adam_update_(p, exp_avg, second, lr * bias_correction2_sqrt / bias_correction1,
-                             eps * bias_correction2_sqrt)
+                step_size = lr * bias_correction2_sqrt / bias_correction1
+                eps_hat = eps * bias_correction2_sqrt
+                if not amsgrad:
+                    # The whole step in one op (_adam_step_): one pass, one launch on a GPU.
+                    adam_step_(p, grad, exp_avg, exp_avg_sq, decay, beta1, beta2, step_size, eps_hat)
+                    continue
+                if decay != 1.0:
+                    p.mul_(decay)
+                exp_avg.lerp_(grad, 1 - beta1)
+                exp_avg_sq.lerp_(grad.square(), 1 - beta2)
+                second = state["max_exp_avg_sq"]
+                second.copy_(maximum(second, exp_avg_sq))
+                adam_update_(p, exp_avg, second, step_size, eps_hat)
 
 
 class Adam(Optimizer):

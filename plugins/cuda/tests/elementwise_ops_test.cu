@@ -409,6 +409,41 @@ TEST_CASE("atan2 and lerp") {
   CHECK(std::isnan(Lerp<double>{}(0.0, 1.0, kNaN)));
 }
 
+TEST_CASE("_adam_update_ rounds as the CPU kernel: in the compute type, one rounding per step") {
+  // The CPU kernel's expression, in float: x - step * m / (sqrt(v) + eps).
+  const float x = 0.3f, m = -0.02f, v = 4e-4f, step = 1e-3f, eps = 1e-8f;
+  CHECK(AdamUpdate<float>{step, eps}(x, m, v) == x - step * m / (std::sqrt(v) + eps));
+  CHECK(AdamUpdate<double>{1e-3, 1e-8}(0.3, -0.02, 4e-4) == 0.3 - 1e-3 * -0.02 / (std::sqrt(4e-4) + 1e-8));
+  // float16 widens to float, computes, rounds once at the end.
+  const float hx = f(h(0.3f)), hm = f(h(-0.02f)), hv = f(h(4e-4f));
+  CHECK(f(AdamUpdate<__half>{0.1, 0.1}(h(0.3f), h(-0.02f), h(4e-4f))) ==
+        f(h(hx - 0.1f * hm / (std::sqrt(hv) + 0.1f))));
+  CHECK(std::isnan(AdamUpdate<float>{step, eps}(x, m, kNaNf)));
+}
+
+TEST_CASE("_adam_step_ follows the composite's steps: decay, two lerps, the update") {
+  float p = 0.5f, m = 0.1f, v = 0.04f;
+  const float g = -0.3f;
+  AdamStep<float>{0.99, 0.9, 0.999, 1e-3, 1e-8}(p, g, m, v);
+  const float x = 0.5f * 0.99f;
+  const float m1 = Lerp<float>{}(0.1f, g, static_cast<float>(1 - 0.9));
+  const float v1 = Lerp<float>{}(0.04f, g * g, static_cast<float>(1 - 0.999));
+  CHECK(m == m1);
+  CHECK(v == v1);
+  CHECK(p == x - 1e-3f * m1 / (std::sqrt(v1) + 1e-8f));
+  // decay 1 leaves p exactly as it was before the update; weights past 0.5 take lerp's other branch.
+  double dp = 2.0, dm = 1.0, dv = 1.0;
+  AdamStep<double>{1.0, 0.3, 0.2, 0.5, 0.1}(dp, 3.0, dm, dv);
+  CHECK(dm == 3.0 - (3.0 - 1.0) * (1 - 0.7));
+  CHECK(dv == 9.0 - (9.0 - 1.0) * (1 - 0.8));
+  CHECK(dp == 2.0 - 0.5 * dm / (std::sqrt(dv) + 0.1));
+  // float16 state rounds once per tensor.
+  __half hp = h(0.5f), hm = h(0.1f), hv = h(0.04f);
+  AdamStep<__half>{1.0, 0.9, 0.999, 1e-3, 1e-8}(hp, h(-0.3f), hm, hv);
+  const float fm = Lerp<float>{}(f(h(0.1f)), f(h(-0.3f)), static_cast<float>(1 - 0.9));
+  CHECK(f(hm) == f(h(fm)));
+}
+
 TEST_CASE("comparisons and logical predicates") {
   CHECK_FALSE(Predicate<bool, float, Eq>{}(kNaNf, kNaNf));
   CHECK(Predicate<bool, float, Ne>{}(kNaNf, kNaNf));
