@@ -163,6 +163,13 @@ def test_backends_cuda_matmul_allow_tf32():
     assert matmul.allow_tf32 is False
 
 
+def test_backends_cuda_set_attention_kernels():
+    with pytest.raises(ValueError, match="'auto', 'always' or 'never', got 'sometimes'"):
+        loom.backends.cuda.set_attention_kernels("sometimes")
+    for mode in ("always", "never", "auto"):  # handed to the plugin where there is a GPU
+        loom.backends.cuda.set_attention_kernels(mode)
+
+
 def test_cuda_stream_and_event_are_the_generic_ones():
     assert issubclass(loom.cuda.Stream, loom.Stream)
     assert issubclass(loom.cuda.Event, loom.Event)

@@ -234,13 +234,27 @@ LoomError* set_stream(void*, int32_t index, void* stream) {
   });
 }
 
-// Options: boolean values as "1"/"0" (also "true"/"false").
+AttentionKernels parse_attention_kernels(const std::string& v) {
+  if (v == "auto") return AttentionKernels::Auto;
+  if (v == "always") return AttentionKernels::Always;
+  if (v == "never") return AttentionKernels::Never;
+  throw plugin::Failure(LOOM_STATUS_INVALID_ARGUMENT,
+                        "cuda: option 'attention_kernels' takes auto, always or never, got '" + v + "'");
+}
+
+// Options: allow_tf32 takes "1"/"0" (also "true"/"false"); attention_kernels
+// takes "auto", "always" or "never".
 LoomError* set_option(void*, const char* key, const char* value) {
   return guard([&] {
     const std::string k = key ? key : "", v = value ? value : "";
+    if (k == "attention_kernels") {
+      options().attention_kernels.store(parse_attention_kernels(v));
+      return;
+    }
     const bool on = v == "1" || v == "true", off = v == "0" || v == "false";
     if (k != "allow_tf32")
-      throw plugin::Failure(LOOM_STATUS_NOT_FOUND, "cuda: unknown option '" + k + "' (known: allow_tf32)");
+      throw plugin::Failure(LOOM_STATUS_NOT_FOUND,
+                            "cuda: unknown option '" + k + "' (known: allow_tf32, attention_kernels)");
     if (!on && !off)
       throw plugin::Failure(LOOM_STATUS_INVALID_ARGUMENT,
                             "cuda: option '" + k + "' takes 1/0 or true/false, got '" + v + "'");

@@ -43,10 +43,19 @@ CachingAllocator& allocator(int index);
 // first use; throws a Failure with the reason when there is no device.
 PinnedHostPool& pinned_pool();
 
+// When the fused attention kernels run (option attention_kernels).
+enum class AttentionKernels : int {
+  Auto,    // only where the composite's L x S scores would not fit (attention.cu)
+  Always,  // wherever they can (the device tests of the kernels)
+  Never,   // never: the composite always
+};
+
 // Plugin-wide options (set_option): TF32 tensor cores for float32 matmul
-// and convolutions, off by default as in PyTorch >= 1.12.
+// and convolutions, off by default as in PyTorch >= 1.12; when the fused
+// attention kernels run.
 struct Options {
   std::atomic<bool> allow_tf32{false};
+  std::atomic<AttentionKernels> attention_kernels{AttentionKernels::Auto};
 };
 Options& options() noexcept;
 

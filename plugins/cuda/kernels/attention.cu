@@ -15,9 +15,11 @@
 // float16/bfloat16 accumulate in float, float32 in float, float64 in double
 // (SIMT FMAs; no tensor cores yet). Any strides, broadcast (stride 0)
 // batch dims and masks included. Declined to the core's composite
-// (UNSUPPORTED): head dims above 128, no keys, a non-finite scale, and
-// shared memory beyond the device's per-block limit (float64 at large
-// head dims on GPUs with less than ~108 KiB).
+// (UNSUPPORTED): by default every call whose L x S scores fit in 1/16 of the
+// device's memory (decline_unless_chosen: the composite is faster there),
+// head dims above 128, no keys, a non-finite scale, and shared memory beyond
+// the device's per-block limit (float64 at large head dims on GPUs with less
+// than ~108 KiB).
 #include "../cuda_error.hpp"
 #include "../device.hpp"
 #include "../runtime.hpp"
@@ -25,7 +27,9 @@
 #include "attention_ops.cuh"
 #include "dtype.cuh"
 
+#include <mutex>
 #include <string>
+#include <unordered_map>
 
 namespace loom::cuda {
 namespace {
@@ -86,6 +90,37 @@ size_t shared_limit(int index) {
   check(cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, index), index,
         "cudaDeviceGetAttribute (shared memory per block)");
   return static_cast<size_t>(bytes);
+}
+
+// The device's memory in bytes, read once per device.
+size_t total_memory(int index) {
+  static std::mutex mu;
+  static std::unordered_map<int, size_t> known;
+  const std::lock_guard<std::mutex> lock(mu);
+  if (const auto it = known.find(index); it != known.end()) return it->second;
+  use_device(index);
+  size_t free_bytes = 0, total = 0;
+  check(cudaMemGetInfo(&free_bytes, &total), index, "cudaMemGetInfo");
+  return known[index] = total;
+}
+
+// Declines the call to the composite unless option attention_kernels says
+// otherwise. Measured on an H200 (docs/benchmarks.md, "CUDA attention"):
+// these SIMT kernels ran 1.5 to 10 times slower than the composite's cuBLAS
+// products and softmax at every size tried (L from 64 to 4096, head dims 32
+// to 128, float32 and float16), tying only at L = 64. So by default (auto)
+// they run only where the composite would hold too much memory: an L x S
+// scores tensor larger than 1/16 of the device's memory.
+template <class T>
+void decline_unless_chosen(const Problem<T>& p, int index, Pass pass) {
+  const AttentionKernels mode = options().attention_kernels.load(std::memory_order_relaxed);
+  if (mode == AttentionKernels::Always) return;
+  const double scores = static_cast<double>(p.batch) * static_cast<double>(p.L) * static_cast<double>(p.S) *
+                        static_cast<double>(sizeof(T));
+  if (mode == AttentionKernels::Never || scores <= static_cast<double>(total_memory(index)) / 16)
+    throw Failure(LOOM_STATUS_UNSUPPORTED, std::string("cuda ") + op_name(pass) +
+                                               ": the composite is faster while its scores fit in memory "
+                                               "(option attention_kernels is not 'always')");
 }
 
 // A pass's kernel over `blocks` blocks with `elems` compute-type elements
@@ -149,6 +184,7 @@ void fused_forward(const LoomKernelCall& c) {
   visit<DTypes::Floating>(c.outputs[0].dtype, op_name(Pass::Forward), [&](auto tag) {
     using T = decltype(tag);
     const Problem<T> p = make_problem<T>(c, Pass::Forward);
+    decline_unless_chosen(p, index, Pass::Forward);
     if (forward_blocks(p) == 0) return;
     use_device(index);
     const Launcher<T> launch(p, index, s, Pass::Forward);
@@ -166,6 +202,7 @@ void fused_backward(const LoomKernelCall& c) {
     using T = decltype(tag);
     using C = compute_t<T>;
     Problem<T> p = make_problem<T>(c, Pass::Backward);
+    decline_unless_chosen(p, index, Pass::Backward);
     if (p.batch == 0) return;
     use_device(index);
     const Launcher<T> launch(p, index, s, Pass::Backward);
