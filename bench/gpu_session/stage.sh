@@ -1,0 +1,17 @@
+#!/bin/bash
+# Packs what a GPU run needs from build/ into .devstage/stage.tar.xz (about 15 MB): the loom
+# libraries and plugins, the CUDA device tests, loom-conformance, the samples, the Python package
+# (with a _C built for the GPU machine's Python, if you built one: see README.md) and the Debian
+# libraries the CPU plugin links (oneDNN, OpenCL loader, libgomp), which a GPU image lacks.
+set -e
+cd "$(dirname "$0")/../.."
+mkdir -p .devstage
+S=/tmp/stage; rm -rf $S; mkdir -p $S/build/{bin,lib/loom/plugins,share/loom/plugins,python} $S/devlibs
+cp build/lib/*.so $S/build/lib/; cp build/lib/loom/plugins/*.so $S/build/lib/loom/plugins/
+cp build/share/loom/plugins/*.json $S/build/share/loom/plugins/
+for b in cuda_plugin_tests cuda_coverage_tests cuda_indexing_device_tests cuda_cross_entropy_device_tests cuda_batch_norm_device_tests cuda_attention_device_tests loom-conformance loom-info train_cnn train_mlp; do cp build/bin/$b $S/build/bin/; done
+cp -a build/python/loom $S/build/python/
+cp -L /lib/x86_64-linux-gnu/libdnnl.so.2 /lib/x86_64-linux-gnu/libOpenCL.so.1 /lib/x86_64-linux-gnu/libgomp.so.1 $S/devlibs/
+find $S -name '*.so*' -o -path '*/bin/*' -type f | xargs strip --strip-unneeded
+tar -C $S -cf - . | xz -T2 -6 > .devstage/stage.tar.xz
+ls -la .devstage/stage.tar.xz
