@@ -25,6 +25,13 @@ def _batch(fn, sync, inner):
     return (time.perf_counter() - start) / inner
 
 
+def median_time(fn, sync, inner=10, repeats=5):
+    """Median seconds of one call of fn over `repeats` batches of `inner` calls (one library)."""
+    fn()
+    sync()
+    return statistics.median(_batch(fn, sync, inner) for _ in range(repeats))
+
+
 def paired(fl, lsync, ft, tsync, repeats=None, inner=None):
     """(loom, torch) median seconds per call, their batches interleaved (alternating which
     goes first) so that a shared machine's drift lands on both sides alike."""
@@ -199,8 +206,9 @@ def _cnn_step(lib):
     return step
 
 
-def _encoder_step(lib):
-    """A small transformer encoder (4 layers, d=256, 8 heads, ff 1024) on batch 32 x 128 tokens."""
+def encoder(lib):
+    """A small transformer encoder (4 layers, d=256, 8 heads, ff 1024) with a classifier head
+    on batch 32 x 128 tokens: (model, head, AdamW, x, y, loss_fn)."""
     nn = lib.nn
     lib.manual_seed(0)
     layer = nn.TransformerEncoderLayer(d_model=256, nhead=8, dim_feedforward=1024, dropout=0.0, batch_first=True)
@@ -210,7 +218,11 @@ def _encoder_step(lib):
     opt = lib.optim.AdamW(params, lr=1e-4)
     x = lib.randn(32, 128, 256, device="cuda")
     y = lib.randint(0, 10, (32,), device="cuda")
-    loss_fn = nn.CrossEntropyLoss()
+    return model, head, opt, x, y, nn.CrossEntropyLoss()
+
+
+def _encoder_step(lib):
+    model, head, opt, x, y, loss_fn = encoder(lib)
 
     def step():
         opt.zero_grad()

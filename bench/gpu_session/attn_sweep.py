@@ -1,15 +1,8 @@
 """Fused SDPA kernels vs the math path (matmul, softmax, matmul with autograd) vs torch, by size."""
-import statistics, time
+import sys
+sys.path.insert(0, "bench")  # run from the repository root
 import loom, torch
-
-def timed(fn, sync, n=10, reps=5):
-    fn(); sync()
-    r = []
-    for _ in range(reps):
-        s = time.perf_counter()
-        for _ in range(n): fn()
-        sync(); r.append((time.perf_counter() - s) / n)
-    return statistics.median(r)
+from cuda_bench import median_time as timed
 
 for dt in ("float32", "float16"):
     for (B, H, L, E) in [(32, 8, 64, 32), (32, 8, 128, 32), (32, 8, 128, 64), (8, 8, 256, 32), (16, 8, 256, 64),

@@ -1,29 +1,12 @@
 """Where the transformer encoder step's time goes, loom vs torch (diagnostic)."""
-import statistics, sys, time
+import sys
 sys.path.insert(0, "bench")  # run from the repository root
 import loom, torch
-from cuda_bench import _encoder_step
-
-def timed(fn, sync, n=20, reps=5):
-    fn(); sync()
-    r = []
-    for _ in range(reps):
-        s = time.perf_counter()
-        for _ in range(n): fn()
-        sync(); r.append((time.perf_counter() - s) / n)
-    return statistics.median(r)
+from cuda_bench import encoder, median_time
 
 def parts(lib):
     nn = lib.nn
-    lib.manual_seed(0)
-    layer = nn.TransformerEncoderLayer(d_model=256, nhead=8, dim_feedforward=1024, dropout=0.0, batch_first=True)
-    model = nn.TransformerEncoder(layer, num_layers=4).to("cuda")
-    head = nn.Linear(256, 10).to("cuda")
-    params = list(model.parameters()) + list(head.parameters())
-    opt = lib.optim.AdamW(params, lr=1e-4)
-    x = lib.randn(32, 128, 256, device="cuda")
-    y = lib.randint(0, 10, (32,), device="cuda")
-    loss_fn = nn.CrossEntropyLoss()
+    model, head, opt, x, y, loss_fn = encoder(lib)
     def fwd():
         with lib.no_grad():
             loss_fn(head(model(x).mean(1)), y)
@@ -56,5 +39,5 @@ def parts(lib):
 
 lp, tp = parts(loom), parts(torch)
 for k in lp:
-    tl = timed(lp[k], loom.cuda.synchronize); tt = timed(tp[k], torch.cuda.synchronize)
+    tl = median_time(lp[k], loom.cuda.synchronize, 20); tt = median_time(tp[k], torch.cuda.synchronize, 20)
     print(f"{k:28s} loom {tl*1e3:8.3f} ms  torch {tt*1e3:8.3f} ms  torch/loom {tt/tl:5.2f}x")
