@@ -148,7 +148,7 @@ LOOM_CORE_OP(lerp_inplace_def, "lerp_(Tensor(a!) self, Tensor end, Tensor weight
              prepare_lerp_inplace, inplace_via_out_of_place)
 
 // ---- derivatives ------------------------------------------------------------------
-LOOM_DERIVATIVE(div_def, "DivBackward0", autograd::inputs(0, 1), autograd::none(),
+LOOM_DERIVATIVE_IN_FLOAT(div_def, "DivBackward0", autograd::inputs(0, 1), autograd::none(),
                 [](autograd::BackwardContext& c) {
                   if (!c.is_none(0)) {  // piecewise constant: zero almost everywhere
                     for (size_t i = 0; i < 2; ++i)
@@ -169,7 +169,7 @@ LOOM_DERIVATIVE(where_def, "WhereBackward0", autograd::inputs(0), autograd::none
 
 using autograd::BackwardContext;
 
-LOOM_DERIVATIVE(remainder_def, "RemainderBackward0", autograd::inputs(0, 1), autograd::none(),
+LOOM_DERIVATIVE_IN_FLOAT(remainder_def, "RemainderBackward0", autograd::inputs(0, 1), autograd::none(),
                 [](BackwardContext& c) {
                   if (c.needs_grad(0)) c.set(0, c.grad());
                   if (c.needs_grad(1))
@@ -179,7 +179,7 @@ LOOM_DERIVATIVE(remainder_def, "RemainderBackward0", autograd::inputs(0, 1), aut
 // The guards are PyTorch's: exponent 0 makes base^(e-1) infinite at base 0
 // while the slope is 0; and 0^e for e >= 0 is taken as constant in e
 // (log(0) is -inf).
-LOOM_DERIVATIVE(pow_def, "PowBackward1", autograd::inputs(0, 1), autograd::outputs(0),
+LOOM_DERIVATIVE_IN_FLOAT(pow_def, "PowBackward1", autograd::inputs(0, 1), autograd::outputs(0),
                 [](BackwardContext& c) {
                   const Tensor base = c.input(0), e = c.input(1);
                   if (c.needs_grad(0))
@@ -207,7 +207,7 @@ LOOM_DERIVATIVE(minimum_def, "MinimumBackward0", autograd::inputs(0, 1), autogra
                   if (c.needs_grad(1)) c.set(1, winner_grad(c.grad(), b < a, tie));
                 })
 
-LOOM_DERIVATIVE(atan2_def, "Atan2Backward0", autograd::inputs(0, 1), autograd::none(),
+LOOM_DERIVATIVE_IN_FLOAT(atan2_def, "Atan2Backward0", autograd::inputs(0, 1), autograd::none(),
                 [](BackwardContext& c) {
                   const Tensor a = c.input(0), b = c.input(1);
                   const Tensor g = c.grad() / (a * a + b * b);
@@ -215,7 +215,7 @@ LOOM_DERIVATIVE(atan2_def, "Atan2Backward0", autograd::inputs(0, 1), autograd::n
                   if (c.needs_grad(1)) c.set(1, -(g * a));
                 })
 
-LOOM_DERIVATIVE(lerp_def, "LerpBackward1", autograd::inputs(0, 1, 2), autograd::none(),
+LOOM_DERIVATIVE_IN_FLOAT(lerp_def, "LerpBackward1", autograd::inputs(0, 1, 2), autograd::none(),
                 [](BackwardContext& c) {
                   const Tensor w = c.input(2);
                   if (c.needs_grad(0)) c.set(0, c.grad() * (1.0 - w));

@@ -64,13 +64,13 @@ int64_t softmax_dim(const autograd::BackwardContext& c) {
   return d < 0 ? d + static_cast<int64_t>(c.input_sizes(0).size()) : d;
 }
 
-LOOM_DERIVATIVE(softmax_op, "SoftmaxBackward0", autograd::none(), autograd::outputs(0),
+LOOM_DERIVATIVE_IN_FLOAT(softmax_op, "SoftmaxBackward0", autograd::none(), autograd::outputs(0),
                 [](autograd::BackwardContext& c) {
                   if (c.input_sizes(0).empty()) return;
                   const Tensor y = c.output(0), g = c.grad();
                   c.set(0, y * (g - sum(g * y, IntArrayRef{softmax_dim(c)}, true)));
                 })
-LOOM_DERIVATIVE(log_softmax_op, "LogSoftmaxBackward0", autograd::none(), autograd::outputs(0),
+LOOM_DERIVATIVE_IN_FLOAT(log_softmax_op, "LogSoftmaxBackward0", autograd::none(), autograd::outputs(0),
                 [](autograd::BackwardContext& c) {
                   if (c.input_sizes(0).empty()) return;
                   const Tensor g = c.grad();

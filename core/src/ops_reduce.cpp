@@ -300,7 +300,7 @@ Tensor var_backward(const BackwardContext& c, const Tensor& g) {
 // Sums `t` from the end of dim `d` to each position.
 Tensor reverse_cumsum(const Tensor& t, int64_t d) { return flip(cumsum(flip(t, {d}), d), {d}); }
 
-LOOM_DERIVATIVE(prod_op, "ProdBackward1", inputs(0), none(), [](BackwardContext& c) {
+LOOM_DERIVATIVE_IN_FLOAT(prod_op, "ProdBackward1", inputs(0), none(), [](BackwardContext& c) {
   const Tensor x = c.input(0);
   if (x.dim() == 0) {
     c.set(0, c.grad());
@@ -332,14 +332,14 @@ LOOM_NOT_DIFFERENTIABLE(argmax_op)
 LOOM_NOT_DIFFERENTIABLE(argmin_op)
 LOOM_NOT_DIFFERENTIABLE(all_op)
 LOOM_NOT_DIFFERENTIABLE(any_op)
-LOOM_DERIVATIVE(var_op, "VarBackward0", inputs(0), none(),
+LOOM_DERIVATIVE_IN_FLOAT(var_op, "VarBackward0", inputs(0), none(),
                 [](BackwardContext& c) { c.set(0, var_backward(c, c.grad())); })
 // d std = d var / (2 std); 0 where std is 0, as PyTorch.
-LOOM_DERIVATIVE(std_op, "StdBackward0", inputs(0), outputs(0),
+LOOM_DERIVATIVE_IN_FLOAT(std_op, "StdBackward0", inputs(0), outputs(0),
                 [](BackwardContext& c) { c.set(0, var_backward(c, div_or_zero(c.grad(), c.output(0)) * 0.5)); })
 // PyTorch's norm_backward: x |x|^(p-2) g / norm^(p-1), with p = 1, 2 and inf
 // written out, and 0 where the norm (or, for p < 1, x) is 0.
-LOOM_DERIVATIVE(norm_op, "NormBackward1", inputs(0), outputs(0), [](BackwardContext& c) {
+LOOM_DERIVATIVE_IN_FLOAT(norm_op, "NormBackward1", inputs(0), outputs(0), [](BackwardContext& c) {
   const double p = c.is_none(0) ? 2.0 : c.float_arg(0);
   if (p == 0) return;  // a count of nonzeros: flat
   const Tensor x = c.input(0);
@@ -362,7 +362,7 @@ LOOM_DERIVATIVE(norm_op, "NormBackward1", inputs(0), outputs(0), [](BackwardCont
     }
   }
 })
-LOOM_DERIVATIVE(logsumexp_op, "LogsumexpBackward0", inputs(0), outputs(0), [](BackwardContext& c) {
+LOOM_DERIVATIVE_IN_FLOAT(logsumexp_op, "LogsumexpBackward0", inputs(0), outputs(0), [](BackwardContext& c) {
   c.set(0, unreduce(c, c.grad()) * exp(c.input(0) - unreduce(c, c.output(0))));
 })
 LOOM_DERIVATIVE(cumsum_op, "CumsumBackward0", none(), none(), [](BackwardContext& c) {
@@ -373,7 +373,7 @@ LOOM_DERIVATIVE(cumsum_op, "CumsumBackward0", none(), none(), [](BackwardContext
 // that zero read as 1 (a second cumprod); after it every product holds the
 // zero. First-order exact with zeros; its own derivative (double backward)
 // misses, at an exact zero, the terms of the elements after it.
-LOOM_DERIVATIVE(cumprod_op, "CumprodBackward0", inputs(0), outputs(0), [](BackwardContext& c) {
+LOOM_DERIVATIVE_IN_FLOAT(cumprod_op, "CumprodBackward0", inputs(0), outputs(0), [](BackwardContext& c) {
   const Tensor x = c.input(0);
   if (x.dim() == 0) {
     c.set(0, c.grad());

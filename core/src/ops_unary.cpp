@@ -179,58 +179,58 @@ LOOM_DERIVATIVE(ceil_def, "CeilBackward0", none(), none(), zero_backward)
 LOOM_DERIVATIVE(trunc_def, "TruncBackward0", none(), none(), zero_backward)
 LOOM_DERIVATIVE(round_def, "RoundBackward0", none(), none(), zero_backward)
 // PyTorch computes square as pow(self, 2), hence the node's name.
-LOOM_DERIVATIVE(square_def, "PowBackward0", inputs(0), none(), [](BackwardContext& c) {
+LOOM_DERIVATIVE_IN_FLOAT(square_def, "PowBackward0", inputs(0), none(), [](BackwardContext& c) {
   c.set(0, c.grad() * c.input(0) * 2.0);
 })
-LOOM_DERIVATIVE(exp2_def, "Exp2Backward0", none(), outputs(0), [](BackwardContext& c) {
+LOOM_DERIVATIVE_IN_FLOAT(exp2_def, "Exp2Backward0", none(), outputs(0), [](BackwardContext& c) {
   c.set(0, c.grad() * c.output(0) * std::numbers::ln2);
 })
-LOOM_DERIVATIVE(expm1_def, "Expm1Backward0", none(), outputs(0), [](BackwardContext& c) {
+LOOM_DERIVATIVE_IN_FLOAT(expm1_def, "Expm1Backward0", none(), outputs(0), [](BackwardContext& c) {
   c.set(0, c.grad() * (c.output(0) + 1.0));
 })
-LOOM_DERIVATIVE(log_def, "LogBackward0", inputs(0), none(), [](BackwardContext& c) {
+LOOM_DERIVATIVE_IN_FLOAT(log_def, "LogBackward0", inputs(0), none(), [](BackwardContext& c) {
   c.set(0, c.grad() / c.input(0));
 })
-LOOM_DERIVATIVE(log2_def, "Log2Backward0", inputs(0), none(), [](BackwardContext& c) {
+LOOM_DERIVATIVE_IN_FLOAT(log2_def, "Log2Backward0", inputs(0), none(), [](BackwardContext& c) {
   c.set(0, c.grad() / (c.input(0) * std::numbers::ln2));
 })
-LOOM_DERIVATIVE(log1p_def, "Log1PBackward0", inputs(0), none(), [](BackwardContext& c) {
+LOOM_DERIVATIVE_IN_FLOAT(log1p_def, "Log1PBackward0", inputs(0), none(), [](BackwardContext& c) {
   c.set(0, c.grad() / (c.input(0) + 1.0));
 })
-LOOM_DERIVATIVE(sqrt_def, "SqrtBackward0", none(), outputs(0), [](BackwardContext& c) {
+LOOM_DERIVATIVE_IN_FLOAT(sqrt_def, "SqrtBackward0", none(), outputs(0), [](BackwardContext& c) {
   c.set(0, c.grad() / (c.output(0) * 2.0));
 })
-LOOM_DERIVATIVE(rsqrt_def, "RsqrtBackward0", none(), outputs(0), [](BackwardContext& c) {
+LOOM_DERIVATIVE_IN_FLOAT(rsqrt_def, "RsqrtBackward0", none(), outputs(0), [](BackwardContext& c) {
   const Tensor r = c.output(0);
   c.set(0, c.grad() * (r * r * r * -0.5));
 })
-LOOM_DERIVATIVE(reciprocal_def, "ReciprocalBackward0", none(), outputs(0), [](BackwardContext& c) {
+LOOM_DERIVATIVE_IN_FLOAT(reciprocal_def, "ReciprocalBackward0", none(), outputs(0), [](BackwardContext& c) {
   const Tensor r = c.output(0);
   c.set(0, c.grad() * -(r * r));
 })
-LOOM_DERIVATIVE(sin_def, "SinBackward0", inputs(0), none(), [](BackwardContext& c) {
+LOOM_DERIVATIVE_IN_FLOAT(sin_def, "SinBackward0", inputs(0), none(), [](BackwardContext& c) {
   c.set(0, c.grad() * cos(c.input(0)));
 })
-LOOM_DERIVATIVE(cos_def, "CosBackward0", inputs(0), none(), [](BackwardContext& c) {
+LOOM_DERIVATIVE_IN_FLOAT(cos_def, "CosBackward0", inputs(0), none(), [](BackwardContext& c) {
   c.set(0, c.grad() * -sin(c.input(0)));
 })
-LOOM_DERIVATIVE(tan_def, "TanBackward0", none(), outputs(0), [](BackwardContext& c) {
+LOOM_DERIVATIVE_IN_FLOAT(tan_def, "TanBackward0", none(), outputs(0), [](BackwardContext& c) {
   const Tensor r = c.output(0);
   c.set(0, c.grad() * (r * r + 1.0));
 })
-LOOM_DERIVATIVE(tanh_def, "TanhBackward0", none(), outputs(0), [](BackwardContext& c) {
+LOOM_DERIVATIVE_IN_FLOAT(tanh_def, "TanhBackward0", none(), outputs(0), [](BackwardContext& c) {
   const Tensor r = c.output(0);
   c.set(0, c.grad() * (1.0 - r * r));
 })
-LOOM_DERIVATIVE(sigmoid_def, "SigmoidBackward0", none(), outputs(0), [](BackwardContext& c) {
+LOOM_DERIVATIVE_IN_FLOAT(sigmoid_def, "SigmoidBackward0", none(), outputs(0), [](BackwardContext& c) {
   const Tensor r = c.output(0);
   c.set(0, c.grad() * (r * (1.0 - r)));
 })
-LOOM_DERIVATIVE(erf_def, "ErfBackward0", inputs(0), none(), [](BackwardContext& c) {
+LOOM_DERIVATIVE_IN_FLOAT(erf_def, "ErfBackward0", inputs(0), none(), [](BackwardContext& c) {
   const Tensor x = c.input(0);
   c.set(0, c.grad() * (exp(-(x * x)) * std::numbers::inv_sqrtpi * 2.0));
 })
-LOOM_DERIVATIVE(silu_def, "SiluBackward0", inputs(0), none(), [](BackwardContext& c) {
+LOOM_DERIVATIVE_IN_FLOAT(silu_def, "SiluBackward0", inputs(0), none(), [](BackwardContext& c) {
   const Tensor x = c.input(0);
   const Tensor s = sigmoid(x);
   c.set(0, c.grad() * (s * (x * (1.0 - s) + 1.0)));
@@ -238,7 +238,7 @@ LOOM_DERIVATIVE(silu_def, "SiluBackward0", inputs(0), none(), [](BackwardContext
 
 // d/dx of x Phi(x) (Phi the normal CDF) or of its tanh approximation
 // x/2 (1 + tanh(k (x + 0.044715 x^3))), k = sqrt(2/pi).
-LOOM_DERIVATIVE(gelu_def, "GeluBackward0", inputs(0), none(), [](BackwardContext& c) {
+LOOM_DERIVATIVE_IN_FLOAT(gelu_def, "GeluBackward0", inputs(0), none(), [](BackwardContext& c) {
   const Tensor x = c.input(0);
   if (c.str(0) == "tanh") {
     constexpr double k = std::numbers::sqrt2 * std::numbers::inv_sqrtpi, k3 = 0.044715;
@@ -256,11 +256,11 @@ LOOM_DERIVATIVE(gelu_def, "GeluBackward0", inputs(0), none(), [](BackwardContext
   c.set(0, c.grad() * (cdf + x * pdf));
 })
 // Above the threshold softplus is x itself; below, its slope is sigmoid(beta x).
-LOOM_DERIVATIVE(softplus_def, "SoftplusBackward0", inputs(0), none(), [](BackwardContext& c) {
+LOOM_DERIVATIVE_IN_FLOAT(softplus_def, "SoftplusBackward0", inputs(0), none(), [](BackwardContext& c) {
   const Tensor xb = c.input(0) * c.scalar(0);
   c.set(0, where(xb > c.scalar(1), c.grad(), c.grad() * sigmoid(xb)));
 })
-LOOM_DERIVATIVE(elu_def, "EluBackward0", inputs(0), none(), [](BackwardContext& c) {
+LOOM_DERIVATIVE_IN_FLOAT(elu_def, "EluBackward0", inputs(0), none(), [](BackwardContext& c) {
   const double alpha = c.float_arg(0), scale = c.float_arg(1), input_scale = c.float_arg(2);
   const Tensor x = c.input(0);
   c.set(0, where(x > 0, c.grad() * scale,

@@ -58,6 +58,11 @@ void binary(const LoomKernelCall& c) {
     for_each_index(out, a, b, [&](int64_t o, int64_t x, int64_t y) {
       if constexpr (std::is_same_v<T, bool>) {
         po[o] = IsAdd ? (pa[x] || pb[y]) : (pa[x] && pb[y]);
+      } else if constexpr (std::is_integral_v<T>) {
+        // Integers wrap on overflow, as on the CPU: in uint64 (a double's
+        // product converted back would be out of range, which is undefined).
+        const uint64_t u = static_cast<uint64_t>(pa[x]), v = static_cast<uint64_t>(pb[y]);
+        po[o] = static_cast<T>(IsAdd ? u + static_cast<uint64_t>(static_cast<int64_t>(alpha)) * v : u * v);
       } else if constexpr (IsAdd) {
         po[o] = static_cast<T>(static_cast<double>(pa[x]) + alpha * static_cast<double>(pb[y]));
       } else {

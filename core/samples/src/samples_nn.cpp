@@ -159,6 +159,13 @@ LOOM_OP_SAMPLES("_batch_norm_backward", {
         t.push_back(c.tensor({x[1]}, 0.5, 2, stats));
         return t;
       };
+      // The large samples' weight and bias gradients sum 16·32·32 terms per
+      // channel: a device summing in float32 (the composite does) rounds
+      // where the CPU kernel's double sums do not.
+      auto large = [](Sample s) {
+        s.atol = s.rtol = 1e-4;
+        return s;
+      };
       return Samples{
           c.call("training, weight, 2-d", train({6, 3}, true), {B(true), F(1e-5)}),
           c.call("training, no weight, 3-d", train({4, 2, 5}, false), {B(true), F(1e-5)}),
@@ -167,8 +174,8 @@ LOOM_OP_SAMPLES("_batch_norm_backward", {
           c.call("eval, weight, 4-d", eval({2, 3, 4, 4}, true), {B(false), F(1e-5)}),
           c.call("eval, no weight, 2-d, float64 running stats", eval({5, 4}, false, DType::Float64), {B(false), F(1e-5)}),
           c.call("eval, 5-d, eps 0.01", eval({2, 2, 2, 3, 2}, true), {B(false), F(0.01)}),
-          c.call("large, training", train({16, 8, 32, 32}, true), {B(true), F(1e-5)}),
-          c.call("large, eval", eval({16, 8, 32, 32}, true), {B(false), F(1e-5)})};
+          large(c.call("large, training", train({16, 8, 32, 32}, true), {B(true), F(1e-5)})),
+          large(c.call("large, eval", eval({16, 8, 32, 32}, true), {B(false), F(1e-5)}))};
     }})
 
 }  // namespace

@@ -32,8 +32,8 @@ class FormulaNode;
 // non-tensor arguments of the forward call, and where to put its results.
 class BackwardContext {
  public:
-  BackwardContext(FormulaNode& node, std::vector<Tensor>& grads, std::vector<Tensor>& results)
-      : node_(node), grads_(grads), results_(results) {}
+  BackwardContext(FormulaNode& node, std::vector<Tensor>& grads, std::vector<Tensor>& results, bool widen = false)
+      : node_(node), grads_(grads), results_(results), widen_(widen) {}
 
   // The gradient of output `o` (zeros of its shape when none arrived).
   Tensor grad(size_t o = 0) const;
@@ -45,6 +45,8 @@ class BackwardContext {
   // Whether saved argument `i` was given (false for an absent `Tensor?`).
   bool has_input(size_t i) const;
 
+  // With Formula::in_float, grad(), input() and output() of a float16 or
+  // bfloat16 node come as float32.
   // Tensor argument `i`: does it need a gradient, and its metadata.
   bool needs_grad(size_t i) const;
   size_t num_inputs() const;
@@ -67,9 +69,12 @@ class BackwardContext {
   void set(size_t i, Tensor grad);
 
  private:
+  Tensor widened(Tensor t) const;
+
   FormulaNode& node_;
   std::vector<Tensor>& grads_;
   std::vector<Tensor>& results_;
+  bool widen_ = false;  // float16/bfloat16 tensors to float32 (Formula::in_float)
 };
 
 using BackwardFn = void (*)(BackwardContext&);
@@ -79,6 +84,12 @@ struct Formula {
   uint32_t save_inputs = 0;         // bit i: tensor argument i is saved
   uint32_t save_outputs = 0;        // bit o: output o is saved
   BackwardFn backward = nullptr;    // nullptr: not differentiable
+  // float16/bfloat16 grads and saved tensors reach the formula as float32
+  // (the engine casts its results back): for formulas whose intermediates
+  // would round badly or overflow in 16 bits (transcendental derivatives,
+  // quotients, softmax), as PyTorch's kernels compute them in float.
+  // LOOM_DERIVATIVE_IN_FLOAT sets it.
+  bool in_float = false;
 };
 
 // Bit masks for Formula::save_inputs / save_outputs.
@@ -103,6 +114,10 @@ bool register_formula(const OpDef& op, Formula formula);
   [[maybe_unused]] static const bool LOOM_AUTOGRAD_CONCAT(loom_formula_, __LINE__) =         \
       ::loom::autograd::detail::register_formula(                                           \
           op_accessor(), ::loom::autograd::Formula{name, save_inputs, save_outputs, __VA_ARGS__});
+#define LOOM_DERIVATIVE_IN_FLOAT(op_accessor, name, save_inputs, save_outputs, ...)         \
+  [[maybe_unused]] static const bool LOOM_AUTOGRAD_CONCAT(loom_formula_, __LINE__) =         \
+      ::loom::autograd::detail::register_formula(                                           \
+          op_accessor(), ::loom::autograd::Formula{name, save_inputs, save_outputs, __VA_ARGS__, true});
 #define LOOM_NOT_DIFFERENTIABLE(op_accessor)                                                \
   [[maybe_unused]] static const bool LOOM_AUTOGRAD_CONCAT(loom_formula_, __LINE__) =         \
       ::loom::autograd::detail::register_formula(op_accessor(), ::loom::autograd::Formula{});

@@ -83,7 +83,9 @@ std::vector<Tensor> FormulaNode::apply(std::vector<Tensor>&& grads) {
   bool any = false;
   for (const auto& g : grads) any = any || g.defined();
   if (!any) return results;  // nothing flows: every input gets nothing
-  BackwardContext ctx(*this, grads, results);
+  bool half = false;
+  for (const InputInfo& in : inputs_) half = half || in.dtype == DType::Float16 || in.dtype == DType::BFloat16;
+  BackwardContext ctx(*this, grads, results, formula_->in_float && half);
   formula_->backward(ctx);
   for (size_t i = 0; i < results.size(); ++i) {
     if (!results[i].defined()) continue;
@@ -104,16 +106,22 @@ void FormulaNode::release_variables() {
 
 // ---- BackwardContext ---------------------------------------------------------------
 
+Tensor BackwardContext::widened(Tensor t) const {
+  if (widen_ && t.defined() && (t.dtype() == DType::Float16 || t.dtype() == DType::BFloat16))
+    return t.to(DType::Float32);
+  return t;
+}
+
 Tensor BackwardContext::grad(size_t o) const {
-  if (o < grads_.size() && grads_[o].defined()) return grads_[o];
+  if (o < grads_.size() && grads_[o].defined()) return widened(grads_[o]);
   const OutputMeta& m = node_.input_meta(o);
-  return loom::zeros(m.sizes, m.dtype, m.device);
+  return widened(loom::zeros(m.sizes, m.dtype, m.device));
 }
 
 Tensor BackwardContext::input(size_t i) const {
   LOOM_CHECK(i < node_.saved_inputs_.size() && node_.saved_inputs_[i].defined(), node_.name(),
              ": input ", i, " was not saved for backward (add it to the formula's inputs())");
-  return node_.saved_inputs_[i].unpack(&node_, "input", i);
+  return widened(node_.saved_inputs_[i].unpack(&node_, "input", i));
 }
 
 bool BackwardContext::has_input(size_t i) const {
@@ -123,7 +131,7 @@ bool BackwardContext::has_input(size_t i) const {
 Tensor BackwardContext::output(size_t o) const {
   LOOM_CHECK(o < node_.saved_outputs_.size() && node_.saved_outputs_[o].defined(), node_.name(),
              ": output ", o, " was not saved for backward (add it to the formula's outputs())");
-  return node_.saved_outputs_[o].unpack(&node_, "output", o);
+  return widened(node_.saved_outputs_[o].unpack(&node_, "output", o));
 }
 
 bool BackwardContext::needs_grad(size_t i) const {
