@@ -8,18 +8,25 @@ import loom
 HUGE = 1 << 50  # 4 PiB of float32
 
 
-@pytest.mark.parametrize("device", ["cpu", "sim"])
+DEVICES = ["cpu", "sim", pytest.param("cuda", marks=pytest.mark.skipif(not loom.cuda.is_available(),
+                                                                     reason="no CUDA device"))]
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_impossible_allocation_raises_out_of_memory(device):
     with pytest.raises(loom.OutOfMemoryError,
                        match=f"allocating {HUGE * 4} bytes on {device}:0") as info:
         loom.empty(HUGE, dtype=loom.float32, device=device)
     assert isinstance(info.value, RuntimeError)
+    if device == "cuda":  # the caching allocator's account (issue 8): requested, free, reserved, allocated
+        for word in ("tried to allocate 4194304.00 GiB", "free", "reserved", "allocated"):
+            assert word in str(info.value)
     # The device keeps working.
     t = loom.ones(3, device=device)
     assert (t + t).cpu().tolist() == [2.0, 2.0, 2.0]
 
 
-@pytest.mark.parametrize("device", ["cpu", "sim"])
+@pytest.mark.parametrize("device", DEVICES)
 def test_byte_count_overflow_is_refused(device):
     with pytest.raises(loom.OutOfMemoryError, match="more than 2\\^63 bytes"):
         loom.empty(1 << 40, 1 << 40, device=device)
