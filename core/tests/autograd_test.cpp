@@ -6,6 +6,7 @@
 #include <loom/loom.h>
 
 #include <cmath>
+#include <memory>
 
 using loom::DType;
 using loom::Tensor;
@@ -337,4 +338,46 @@ TEST_CASE("autograd: a view of an expanded tensor counts each element's gradient
   const Tensor z = loom::randn({4, 1}, DType::Float64).requires_grad_();
   CHECK(ag::gradcheck(fn, {z}));
   CHECK(ag::gradgradcheck(fn, {z}));
+}
+
+namespace {
+// x * 1 through a custom function whose backward holds `alive`: while any
+// node of the graph above it lives, `alive` cannot expire.
+Tensor tracked(const Tensor& x, const std::shared_ptr<int>& alive) {
+  Tensor y;
+  {
+    ag::NoGradGuard no_grad;
+    y = x * 1.0;
+  }
+  ag::record_custom_function("TrackedBackward", {x}, {y},
+                             [alive](const std::vector<Tensor>& g) { return std::vector<Tensor>{g[0]}; });
+  return y;
+}
+}  // namespace
+
+// A saved tensor kept as itself would be a reference cycle once an in-place
+// op gives it a new history that reaches the node that saved it (dropout_
+// on a non-leaf did this: the graph leaked). Saved tensors are detached
+// aliases that get their history back on unpack (nodes.h, SavedVariable).
+TEST_CASE("autograd: an in-place op on a saved tensor makes no reference cycle; the graph is freed") {
+  std::weak_ptr<int> watch;
+  SECTION("a saved non-leaf that requires grad") {
+    auto alive = std::make_shared<int>(0);
+    watch = alive;
+    Tensor x = leaf({1, 2});
+    Tensor y = tracked(x, alive) * 2.0;
+    y.copy_(y * vec({3, 4}));  // MulBackward0 saved y; y's grad_fn is now CopyBackward, above it
+    CHECK(y.grad_fn()->name() != "MulBackward0");
+    y.sum().backward();
+    CHECK(values(x.grad()) == std::vector<double>{6, 8});
+  }
+  SECTION("a saved tensor that required no grad") {
+    auto alive = std::make_shared<int>(0);
+    watch = alive;
+    Tensor x = tracked(leaf({1, 2}), alive);
+    Tensor w = vec({3, 4});
+    w.copy_(x * w);  // MulBackward0 saved w; w now has a history through it
+    CHECK(values(w) == std::vector<double>{3, 8});
+  }
+  CHECK(watch.expired());
 }

@@ -11,12 +11,19 @@ namespace loom::autograd {
 
 SavedVariable::SavedVariable(const Tensor& t, bool is_output)
     : version_(t.storage()->version()), is_output_(is_output), requires_grad_(t.requires_grad()) {
+  if (!is_output && requires_grad_ && t.is_leaf()) {
+    data_ = t;  // a leaf that requires grad: its history cannot change
+    return;
+  }
+  // Without the autograd record (see nodes.h: keeping it can be a cycle).
+  data_ = t.detach();
+  if (!requires_grad_) return;
   if (is_output) {
-    // Without the autograd record: that would point back at this node.
-    data_ = t.detach();
     output_nr_ = t.output_nr();
   } else {
-    data_ = t;
+    const Edge e = detail::gradient_edge(t);
+    grad_fn_ = e.fn;
+    output_nr_ = e.input_nr;
   }
 }
 
@@ -38,10 +45,11 @@ Tensor SavedVariable::unpack(Node* owner, const char* what, size_t index) const 
              name(data_.dtype()), " tensor of shape ", shape_str(data_.sizes()), ") is at version ",
              now, "; expected version ", version_,
              " instead. Clone it before modifying it in place, or modify a copy.");
-  if (!is_output_ || !requires_grad_) return data_;
-  // A saved output is this node's output again (for double backward).
+  if (!requires_grad_ || (!is_output_ && !grad_fn_)) return data_;
+  // A saved non-leaf is again the output it was of its node (a saved
+  // output this node's), for double backward.
   Tensor t = data_.detach();
-  detail::set_history(t, {NodePtr(owner), output_nr_});
+  detail::set_history(t, {is_output_ ? NodePtr(owner) : grad_fn_, output_nr_});
   return t;
 }
 

@@ -11,9 +11,17 @@ namespace loom::autograd {
 
 // A tensor kept for backward, with the version it had when saved: using it
 // after an in-place change is an error naming the node, never a silently
-// wrong gradient. An op's own output is kept without its autograd record
-// (that would be a cycle: output -> grad_fn -> output) and gets it back on
-// unpack, so double backward sees it as this node's output.
+// wrong gradient. Only a leaf that requires grad is kept as itself (its
+// gradient must reach its own AccumulateGrad; in-place ops refuse it, so
+// its history never changes). Every other tensor is kept as a detached
+// alias (same storage and version counter), because keeping the original
+// would make a reference cycle the moment its history changes:
+//   - an op's own output: output -> grad_fn -> this node -> output;
+//   - an input that an in-place op later rebases (y = x * 2; z = y * w;
+//     y.copy_(z): y -> CopyBackward -> MulBackward -> saved y), whether it
+//     required grad when saved or not.
+// A saved non-leaf gets the history it had when saved back on unpack (for
+// an output: this node's output), so double backward sees the same graph.
 class SavedVariable {
  public:
   SavedVariable() = default;
@@ -24,10 +32,14 @@ class SavedVariable {
   void release() {
     if (data_.defined()) released_ = true;
     data_ = Tensor();
+    grad_fn_.reset();
   }
 
  private:
   Tensor data_;
+  // A saved non-leaf input's place in the graph when saved (an output's
+  // is the owner node's, given on unpack: holding it would be a cycle).
+  NodePtr grad_fn_;
   uint32_t version_ = 0;
   uint32_t output_nr_ = 0;
   bool is_output_ = false;
