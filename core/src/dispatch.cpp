@@ -86,7 +86,7 @@ LoomTensorDesc output_desc(const OutputPlan& p) {
 }
 }  // namespace
 
-LoomError* invoke_kernel(const KernelEntry& entry, OpCall& call) {
+LoomError* invoke_kernel(const KernelEntry& entry, OpCall& call, const char* role) {
   // Descriptors on the stack, uninitialised until filled (no value-init).
   constexpr size_t kInline = 8;
   const size_t n_in = call.inputs.size(), n_out = call.outputs.size();
@@ -117,7 +117,7 @@ LoomError* invoke_kernel(const KernelEntry& entry, OpCall& call) {
   // the op, the device and the kernel's provider (plugin_call.h).
   return call_plugin(
       [&] {
-        return cat("the kernel for op '", call.op->name(), "' on ", call.device.str(), " (",
+        return cat("the ", role, " for op '", call.op->name(), "' on ", call.device.str(), " (",
                    entry.provider, entry.where.empty() ? "" : ", registered at " + entry.where, ")");
       },
       entry.fn, &kc);
@@ -223,7 +223,7 @@ void run_fallback(OpCall& call, const KernelEntry* boxed) {
     return;
   }
   allocate_outputs(call);
-  if (LoomError* err = invoke_kernel(*boxed, call))
+  if (LoomError* err = invoke_kernel(*boxed, call, "boxed fallback"))
     throw_abi_error(err, cat(call.op->name(), " on ", call.device.str(), " (fallback of ",
                              boxed->provider, ")"));
 }

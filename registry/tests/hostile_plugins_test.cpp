@@ -119,7 +119,7 @@ TEST_CASE("hostile: device-table slots and fallbacks that throw become loom::Err
   // Every op on it runs its boxed fallback, which throws.
   auto x = loom::from_vector<float>({1.f, 2.f}, std::vector<int64_t>{2}, dev);
   expect_error([&] { loom::neg(x); }, loom::ErrorKind::Internal,
-               {"op 'neg' on regtest_throwing_baddev:0", who, "std::logic_error",
+               {"the boxed fallback for op 'neg' on regtest_throwing_baddev:0", who, "std::logic_error",
                 "regtest: fallback threw"});
   check_good_plugin_works();
 }

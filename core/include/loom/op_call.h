@@ -112,8 +112,10 @@ Tensor empty_contiguous(Device device, DType dtype, IntArrayRef sizes);
 // Allocates every output that has no tensor yet.
 void allocate_outputs(OpCall& call);
 // Calls `entry` with descriptors for the prepared operands and outputs.
-// Returns the kernel's error (owned by the caller) or nullptr.
-LoomError* invoke_kernel(const KernelEntry& entry, OpCall& call);
+// Returns the kernel's error (owned by the caller) or nullptr. `role` names
+// the entry in the error of a C++ exception escaping it ("the kernel for op
+// 'neg' on ...", "the boxed fallback for op ...").
+LoomError* invoke_kernel(const KernelEntry& entry, OpCall& call, const char* role = "kernel");
 // The host's CPU fallback for a prepared call on a non-CPU device.
 void cpu_fallback(OpCall& call);
 // out= handling around run_prepared (core/src/out_args.cpp).
