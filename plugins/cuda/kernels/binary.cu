@@ -11,6 +11,7 @@
 // per integer div/remainder/pow call; float calls never scan.
 #include "../cuda_error.hpp"
 #include "binary_ops.cuh"
+#include "device_blocks.hpp"
 #include "elementwise_args.hpp"
 #include "loops.cuh"
 
@@ -29,13 +30,6 @@ __global__ void any_invalid_kernel(Geometry<2> g, const T* a, const T* b, unsign
   }
 }
 
-// Frees a block of the device's caching allocator on every path.
-struct ScratchBlock {
-  CachingAllocator& allocator;
-  void* ptr;
-  ~ScratchBlock() { allocator.free(ptr); }
-};
-
 // Throws INVALID_ARGUMENT "cuda <op>: <Invalid::message>" when Invalid holds
 // for some element pair of a and b (both broadcast to out's shape).
 template <class Invalid, class T>
@@ -47,9 +41,8 @@ void reject_invalid(const LoomTensorDesc& out, const LoomTensorDesc& a, const Lo
     throw plugin::Failure(LOOM_STATUS_UNSUPPORTED, std::string("cuda ") + op + ": more than 12 non-mergeable dims");
   if (g.numel == 0) return;
   const int index = out.device.index;
-  CachingAllocator& alloc = allocator(index);
-  const ScratchBlock flag{alloc, alloc.allocate(sizeof(unsigned), s)};
-  auto* f = static_cast<unsigned*>(flag.ptr);
+  Blocks blocks(index, s);
+  auto* f = static_cast<unsigned*>(blocks.get(sizeof(unsigned)));
   check(cudaMemsetAsync(f, 0, sizeof(unsigned), s), index, "cudaMemsetAsync (invalid-input flag)");
   any_invalid_kernel<Invalid><<<grid_for(g.numel), kBlock, 0, s>>>(g, plugin::data_ptr<const T>(a),
                                                                    plugin::data_ptr<const T>(b), f);
@@ -176,7 +169,8 @@ void adam_step(const LoomKernelCall& c) {
   const LoomTensorDesc& out = c.outputs[0];
   for (int32_t i = 0; i < 4; ++i) expect_like(c.inputs[i], out, name);
   for (const LoomTensorDesc* t : {&out, &c.inputs[1], &c.inputs[2], &c.inputs[3]})
-    if (!plugin::is_contiguous(*t)) throw plugin::Failure(LOOM_STATUS_UNSUPPORTED, "cuda _adam_step_: dense tensors only");
+    if (!plugin::is_contiguous(*t))
+      throw plugin::Failure(LOOM_STATUS_UNSUPPORTED, "cuda _adam_step_: dense tensors only");
   const int64_t n = plugin::numel(out);
   const cudaStream_t s = enter(c);
   if (n == 0) return;

@@ -49,17 +49,6 @@ inline void check_launch(int device, const char* op) {
     throw_cuda(e, device, std::string(op) + " kernel launch");
 }
 
-// A block of the device's caching allocator for one call, freed on every
-// path (the allocator reuses it on this stream only after the work queued).
-struct ScratchBlock {
-  CachingAllocator& allocator;
-  void* ptr;
-  ScratchBlock(CachingAllocator& a, void* p) : allocator(a), ptr(p) {}
-  ~ScratchBlock() { allocator.free(ptr); }
-  ScratchBlock(const ScratchBlock&) = delete;
-  ScratchBlock& operator=(const ScratchBlock&) = delete;
-};
-
 void register_indexing_kernels(plugin::Registrar& r);  // indexing.cu: gather, index_select, scatters
 void register_masked_kernels(plugin::Registrar& r);    // indexing_masked.cu: masked_fill_, nonzero, masked_select
 void register_shape_kernels(plugin::Registrar& r);     // shape.cu: cat, flip, roll, tril/triu

@@ -10,6 +10,7 @@
 // pass also computes the total, which the host reads back and compares with
 // the size the core allocated (a mismatch is INVALID_ARGUMENT, as on the
 // CPU; rows past the allocation are never written).
+#include "device_blocks.hpp"
 #include "elementwise_args.hpp"
 #include "geometry.cuh"
 #include "index_shape.hpp"
@@ -156,17 +157,16 @@ void compact(const LoomKernelCall& c, const char* op, const Walk& w, Rule rule, 
       fail_op(op, "the output has room for " + std::to_string(rows) + " elements but the input selects 0");
     return;
   }
-  CachingAllocator& a = allocator(device);
+  Blocks blocks(device, s);
   // pos (numel int64) followed by the total.
-  const ScratchBlock pos_block{a, a.allocate(static_cast<size_t>(w.numel + 1) * sizeof(int64_t), s)};
-  auto* pos = static_cast<int64_t*>(pos_block.ptr);
+  auto* pos = static_cast<int64_t*>(blocks.get(static_cast<size_t>(w.numel + 1) * sizeof(int64_t)));
   auto* total = reinterpret_cast<long long*>(pos + w.numel);
   flag_kernel<<<grid_for(w.numel), kBlock, 0, s>>>(pos, w, rule);
   check_launch(device, op);
   size_t temp_bytes = 0;
   check(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, pos, pos, w.numel, s), device, "cub scan (size)");
-  const ScratchBlock temp{a, a.allocate(temp_bytes > 0 ? temp_bytes : 1, s)};
-  check(cub::DeviceScan::ExclusiveSum(temp.ptr, temp_bytes, pos, pos, w.numel, s), device, "cub scan");
+  void* temp = blocks.get(temp_bytes > 0 ? temp_bytes : 1);
+  check(cub::DeviceScan::ExclusiveSum(temp, temp_bytes, pos, pos, w.numel, s), device, "cub scan");
   write_kernel<<<grid_for(w.numel), kBlock, 0, s>>>(pos, w, rule, write, rows, total);
   check_launch(device, op);
   long long found = 0;

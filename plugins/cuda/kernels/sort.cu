@@ -12,6 +12,7 @@
 // first k: the "sorted" flag may be ignored, best-first is always valid.
 // cub's segmented sort counts items in int: calls with 2^31 elements or
 // more are declined (UNSUPPORTED: the core falls back to the CPU).
+#include "device_blocks.hpp"
 #include "elementwise_args.hpp"
 #include "geometry.cuh"
 #include "index_shape.hpp"
@@ -103,11 +104,11 @@ void sort_rows(const LoomKernelCall& c, const char* op, int32_t dim, int64_t k, 
                                                        " elements exceed the segmented sort's int count");
   const int device = values.device.index;
   const cudaStream_t s = ew::enter(c);
-  CachingAllocator& a = allocator(device);
+  Blocks blocks(device, s);
   const size_t n = static_cast<size_t>(total);
   // keys in/out, order in/out, then rows + 1 segment offsets.
-  const ScratchBlock block{a, a.allocate(n * 4 * sizeof(uint64_t) + static_cast<size_t>(rows + 1) * sizeof(int), s)};
-  auto* keys = static_cast<uint64_t*>(block.ptr);
+  auto* keys =
+      static_cast<uint64_t*>(blocks.get(n * 4 * sizeof(uint64_t) + static_cast<size_t>(rows + 1) * sizeof(int)));
   auto* sorted_keys = keys + n;
   auto* order = reinterpret_cast<int64_t*>(keys + 2 * n);
   auto* sorted_order = order + n;
@@ -126,8 +127,7 @@ void sort_rows(const LoomKernelCall& c, const char* op, int32_t dim, int64_t k, 
   };
   size_t temp_bytes = 0;
   check(run(nullptr, temp_bytes), device, "cub segmented sort (size)");
-  const ScratchBlock temp{a, a.allocate(temp_bytes > 0 ? temp_bytes : 1, s)};
-  check(run(temp.ptr, temp_bytes), device, "cub segmented sort");
+  check(run(blocks.get(temp_bytes > 0 ? temp_bytes : 1), temp_bytes), device, "cub segmented sort");
   const int64_t count = rows * k;
   write_kernel<<<grid_for(count), kBlock, 0, s>>>(x, p, count, sorted_order, plugin::data_ptr<T>(values),
                                                   plugin::data_ptr<int64_t>(indices));
