@@ -1,7 +1,10 @@
 # Runs loom-conformance and checks its exit status and JSON-lines report.
 #   -DTOOL=<loom-conformance> -DMODE=cpu|sim|badconf -DOUT=<dir>
-#   [-DPLUGIN=<manifest>] [-DEXPECT=<expectations file>]
+#   [-DPLUGIN=<manifest>] [-DEXPECT=<expectations file>] [-DCASE_TIMEOUT=<s> (badconf; default 1)]
 file(MAKE_DIRECTORY ${OUT})
+if(NOT DEFINED CASE_TIMEOUT)
+  set(CASE_TIMEOUT 1)
+endif()
 set(report ${OUT}/report.jsonl)
 
 function(run_tool rc_var)
@@ -85,7 +88,7 @@ elseif(MODE STREQUAL "sim")
   run_expecting(1 "--no-fallback-ok must fail a run with FALLBACK cases" --device sim -o matmul --no-fallback-ok)
 elseif(MODE STREQUAL "badconf")
   set(args --device badconf --plugin ${PLUGIN} -o add,sum,matmul,cat
-           --case "*/float32/contiguous" --timeout 1 -j 2)
+           --case "*/float32/contiguous" --timeout ${CASE_TIMEOUT} -j 2)
   run_expecting(1 "a broken backend must fail the run" ${args})
   expect_op_statuses(add contiguous float32 FAIL_VALUE)
   expect_op_statuses(sum contiguous float32 CRASH)
