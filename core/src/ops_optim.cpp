@@ -22,6 +22,7 @@
 // composite takes any layout.
 #include "autograd/formula.h"
 #include "core_op.h"
+#include "nn_norm_util.h"
 
 #include <loom/error.h>
 #include <loom/ops.h>
@@ -39,18 +40,18 @@ void prepare_adam_update(OpCall& call) {
   prepare_inplace(call);
 }
 
-bool is_half(DType t) { return t == DType::Float16 || t == DType::BFloat16; }
+// A tensor in the dtype the kernels compute in: float32 for float16 and
+// bfloat16 (a copy), the tensor itself otherwise.
+Tensor widened(const Tensor& t) { return t.to(detail::norm::stats_dtype(t.dtype())); }
 
 // float16/bfloat16 in float32, rounded once at the end, as the kernels.
 void composite_adam_update(OpCall& call) {
   Tensor self = call.arg(0);
-  const bool half = is_half(self.dtype());
-  auto wide = [half](const Tensor& t) { return half ? t.to(DType::Float32) : t; };
-  Tensor p = wide(self);
-  Tensor denom = sqrt(wide(call.arg(2)));
+  Tensor p = widened(self);
+  Tensor denom = sqrt(widened(call.arg(2)));
   denom.add_(full({}, Scalar(call.values[1].u.f), denom.dtype(), denom.device()));
-  p.add_(wide(call.arg(1)).div(denom), Scalar(-call.values[0].u.f));
-  if (half) self.copy_(p);
+  p.add_(widened(call.arg(1)).div(denom), Scalar(-call.values[0].u.f));
+  if (!p.is_same(self)) self.copy_(p);
 }
 
 // Every tensor of the step has the parameter's dtype and shape (no
@@ -77,17 +78,15 @@ void composite_adam_step(OpCall& call) {
   Tensor self = call.arg(0), exp_avg = call.arg(2), exp_avg_sq = call.arg(3);
   const double decay = call.values[0].u.f, beta1 = call.values[1].u.f, beta2 = call.values[2].u.f;
   const double step_size = call.values[3].u.f, eps = call.values[4].u.f;
-  const bool half = is_half(self.dtype());
-  auto wide = [half](const Tensor& t) { return half ? t.to(DType::Float32) : t; };
-  Tensor p = wide(self), m = wide(exp_avg), v = wide(exp_avg_sq);
-  const Tensor g = wide(call.arg(1));
+  Tensor p = widened(self), m = widened(exp_avg), v = widened(exp_avg_sq);
+  const Tensor g = widened(call.arg(1));
   // Scalars as 0-d tensors of the compute dtype, so float64 keeps them exact.
   auto number = [&p](double x) { return full({}, Scalar(x), p.dtype(), p.device()); };
   if (decay != 1.0) p.mul_(number(decay));
   m.lerp_(g, number(1 - beta1));
   v.lerp_(g.square(), number(1 - beta2));
   adam_update_(p, m, v, step_size, eps);
-  if (half) {
+  if (!p.is_same(self)) {
     self.copy_(p);
     exp_avg.copy_(m);
     exp_avg_sq.copy_(v);

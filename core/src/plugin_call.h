@@ -51,11 +51,8 @@ inline decltype(auto) call_plugin(Context&& context, Fn fn, Args&&... args) {
 template <class Fn, class... Args>
 inline decltype(auto) call_device_slot(const DeviceTypeEntry& e, const char* slot, Fn fn,
                                        Args&&... args) {
-  try {
-    return fn(std::forward<Args>(args)...);
-  } catch (...) {
-    rethrow_plugin_exception(cat(slot, " of device type '", e.name, "' (", e.plugin, ")"));
-  }
+  return call_plugin([&] { return cat(slot, " of device type '", e.name, "' (", e.plugin, ")"); }, fn,
+                     std::forward<Args>(args)...);
 }
 
 // The noexcept variant of call_device_slot, for void slots called from

@@ -44,17 +44,12 @@ template <class T>
 struct AdamStep {
   double decay, beta1, beta2, step_size, eps;
 
-  template <class V>
-  static V lerp(V x, V y, V t) {
-    const V d = y - x;
-    return (t < V(0) ? -t : t) < V(0.5) ? x + t * d : y - d * (V(1) - t);
-  }
   void operator()(T& p, T g, T& m, T& v) const {
     using V = value_t<T>;
     const V gg = g;
     const V x = decay == 1.0 ? V(p) : V(p) * static_cast<V>(decay);
-    const V m1 = lerp<V>(m, gg, static_cast<V>(1 - beta1));
-    const V v1 = lerp<V>(v, gg * gg, static_cast<V>(1 - beta2));
+    const V m1 = Lerp<V>{}(m, gg, static_cast<V>(1 - beta1));
+    const V v1 = Lerp<V>{}(v, gg * gg, static_cast<V>(1 - beta2));
     p = static_cast<T>(x - static_cast<V>(step_size) * m1 / (std::sqrt(v1) + static_cast<V>(eps)));
     m = static_cast<T>(m1);
     v = static_cast<T>(v1);

@@ -91,9 +91,10 @@ std::vector<Tensor> FormulaNode::apply(std::vector<Tensor>&& grads) {
   bool any = false;
   for (const auto& g : grads) any = any || g.defined();
   if (!any) return results;  // nothing flows: every input gets nothing
-  bool half = false;
-  for (const InputInfo& in : inputs_) half = half || in.dtype == DType::Float16 || in.dtype == DType::BFloat16;
-  BackwardContext ctx(*this, grads, results, formula_->in_float && half);
+  bool widen = false;  // only in_float formulas look at the dtypes
+  if (formula_->in_float)
+    for (const InputInfo& in : inputs_) widen = widen || in.dtype == DType::Float16 || in.dtype == DType::BFloat16;
+  BackwardContext ctx(*this, grads, results, widen);
   formula_->backward(ctx);
   for (size_t i = 0; i < results.size(); ++i) {
     if (!results[i].defined()) continue;
