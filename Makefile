@@ -7,6 +7,10 @@ JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
+# hipcc, the HIP runtime and rocPRIM: the HIP plugin (plugins/hip), built from
+# the CUDA plugin's sources; make test checks that it loads and reports zero
+# devices with the reason on a machine without an AMD GPU.
+HIP_DEPS := hipcc libamdhip64-dev librocprim-dev
 # Debian packages the build and tests need. libtorch-dev is only the
 # benchmark peer (make bench), never a dependency of loom itself.
 # python3-sklearn is there only for its 8x8 digits file (the training samples,
@@ -14,7 +18,7 @@ SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEPS := cmake ninja-build g++ ccache \
         libboost-dev nlohmann-json3-dev catch2 libdnnl-dev libbenchmark-dev zlib1g-dev \
         python3-dev pybind11-dev python3-numpy python3-pytest \
-        python3-sklearn
+        python3-sklearn $(HIP_DEPS)
 # OpenBLAS (OpenMP flavour, sharing loom's libgomp pool) is what Debian's
 # PyTorch reaches matmul through; without it torch falls to netlib BLAS.
 BENCH_DEPS := libtorch-dev libopenblas0-openmp

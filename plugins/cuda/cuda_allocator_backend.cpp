@@ -4,7 +4,7 @@
 #include "cuda_error.hpp"
 #include "runtime.hpp"
 
-#include <cuda_runtime_api.h>
+#include "vendor/gpu_runtime.hpp"
 
 namespace loom::cuda {
 

@@ -6,7 +6,7 @@
 
 #include <loom/plugin.hpp>
 
-#include <cuda_runtime_api.h>
+#include "vendor/gpu_runtime.hpp"
 
 #include <string>
 
@@ -20,7 +20,7 @@ inline int32_t status_of(cudaError_t e) {
 
 [[noreturn]] inline void throw_cuda(cudaError_t e, int device, const std::string& what) {
   (void)cudaGetLastError();  // reset the last-error slot so the next call is not blamed for this one
-  throw plugin::Failure(status_of(e), "cuda:" + std::to_string(device) + ": " + what + ": " +
+  throw plugin::Failure(status_of(e), LOOM_GPU_NAME ":" + std::to_string(device) + ": " + what + ": " +
                                           cudaGetErrorString(e) + " (" + cudaGetErrorName(e) + ")");
 }
 

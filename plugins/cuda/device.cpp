@@ -6,7 +6,7 @@
 #include "device.hpp"
 #include "runtime.hpp"
 
-#include <cuda_runtime_api.h>
+#include "vendor/gpu_runtime.hpp"
 
 #include <cstring>
 #include <string>
@@ -239,7 +239,7 @@ AttentionKernels parse_attention_kernels(const std::string& v) {
   if (v == "always") return AttentionKernels::Always;
   if (v == "never") return AttentionKernels::Never;
   throw plugin::Failure(LOOM_STATUS_INVALID_ARGUMENT,
-                        "cuda: option 'attention_kernels' takes auto, always or never, got '" + v + "'");
+                        LOOM_GPU_NAME ": option 'attention_kernels' takes auto, always or never, got '" + v + "'");
 }
 
 // Options: allow_tf32 takes "1"/"0" (also "true"/"false"); attention_kernels
@@ -254,10 +254,10 @@ LoomError* set_option(void*, const char* key, const char* value) {
     const bool on = v == "1" || v == "true", off = v == "0" || v == "false";
     if (k != "allow_tf32")
       throw plugin::Failure(LOOM_STATUS_NOT_FOUND,
-                            "cuda: unknown option '" + k + "' (known: allow_tf32, attention_kernels)");
+                            LOOM_GPU_NAME ": unknown option '" + k + "' (known: allow_tf32, attention_kernels)");
     if (!on && !off)
       throw plugin::Failure(LOOM_STATUS_INVALID_ARGUMENT,
-                            "cuda: option '" + k + "' takes 1/0 or true/false, got '" + v + "'");
+                            LOOM_GPU_NAME ": option '" + k + "' takes 1/0 or true/false, got '" + v + "'");
     options().allow_tf32.store(on);
   });
 }
@@ -265,7 +265,7 @@ LoomError* set_option(void*, const char* key, const char* value) {
 LoomDeviceTypeDesc make_desc() {
   LoomDeviceTypeDesc d{};
   d.struct_size = sizeof d;
-  d.name = "cuda";
+  d.name = LOOM_GPU_NAME;
   d.device_count = &count;
   d.unavailable_reason = &reason;
   d.allocate = &allocate;

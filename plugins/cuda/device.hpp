@@ -18,7 +18,7 @@ void register_elementwise_kernels(plugin::Registrar& r);  // kernels/unary.cu
 void register_reduce_kernels(plugin::Registrar& r);  // reductions and scans (kernels/reduce*.cu, scan.cu)
 void register_index_shape_kernels(plugin::Registrar& r);  // indexing, shape, pad, embedding (kernels/indexing*.cu ...)
 void register_pool_kernels(plugin::Registrar& r);    // kernels/pool.cu
-void register_conv_kernels(plugin::Registrar& r);    // kernels/conv_cudnn.cu (built with cuDNN only)
+void register_conv_kernels(plugin::Registrar& r);    // kernels/conv_cudnn.cu, or conv_direct.cu without cuDNN
 void register_batch_norm_kernels(plugin::Registrar& r);  // kernels/batch_norm_cudnn.cu (built with cuDNN only)
 void register_attention_kernels(plugin::Registrar& r);  // kernels/attention.cu
 

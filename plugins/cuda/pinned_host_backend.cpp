@@ -5,7 +5,7 @@
 #include "cuda_error.hpp"
 #include "runtime.hpp"
 
-#include <cuda_runtime_api.h>
+#include "vendor/gpu_runtime.hpp"
 
 #include <string>
 
@@ -49,7 +49,7 @@ class CudaPinnedBackend final : public PinnedHostBackend {
 PinnedHostPool& pinned_pool() {
   if (device_count() == 0)
     throw plugin::Failure(LOOM_STATUS_UNSUPPORTED,
-                          std::string("cuda: pinned host memory needs a CUDA device: ") + unavailable_reason());
+                          std::string(LOOM_GPU_NAME ": pinned host memory needs a CUDA device: ") + unavailable_reason());
   // Leaked on purpose, like the device allocators: pinned tensors may be
   // freed by static destructors at exit.
   static auto* backend = new CudaPinnedBackend;

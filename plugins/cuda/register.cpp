@@ -1,8 +1,10 @@
-// The plugin entry: the "cuda" device type and its kernels. Registration
+// The plugin entry: the "cuda" device type (or "hip", when plugins/hip builds
+// these sources: LOOM_GPU_NAME) and its kernels. Registration
 // touches no device, so the plugin loads (with zero devices and the reason
 // in loom-info) on machines without a GPU or driver; ops it has no kernel
 // for run on the CPU through the core's fallback, counted per op.
 #include "device.hpp"
+#include "vendor/gpu_target.hpp"
 
 namespace loom::cuda {
 namespace {
@@ -20,13 +22,13 @@ void init(plugin::Registrar& r) {
   register_index_shape_kernels(r);
   register_pool_kernels(r);
   register_attention_kernels(r);
-#if LOOM_CUDA_HAVE_CUDNN
-  register_conv_kernels(r);
-  register_batch_norm_kernels(r);
+  register_conv_kernels(r);  // cuDNN's, or the plugin's own (kernels/conv_direct.cu)
+#if LOOM_GPU_HAVE_DNN
+  register_batch_norm_kernels(r);  // otherwise batch_norm runs as its composite
 #endif
 }
 
 }  // namespace
 }  // namespace loom::cuda
 
-LOOM_PLUGIN("cuda", "0.1.0", loom::cuda::init)
+LOOM_PLUGIN(LOOM_GPU_NAME, "0.1.0", loom::cuda::init)

@@ -4,8 +4,6 @@
 #include "cuda_allocator_backend.hpp"
 #include "cuda_error.hpp"
 
-#include <dlfcn.h>
-
 #include <array>
 #include <memory>
 #include <mutex>
@@ -19,27 +17,25 @@ struct Discovery {
   std::string reason;
 };
 
-// cudaGetDeviceCount's answer, once. Without a driver CUDA reports
-// "insufficient driver", which reads like a version problem; looking for
-// libcuda.so.1 first gives the real reason.
+// The runtime's device count, once, after the vendor layer's driver check
+// (which gives the real reason where the runtime's own error would not).
 const Discovery& discovery() {
   static const Discovery d = [] {
     Discovery r;
-    // The handle stays open: CUDA loads the same library right after.
-    if (dlopen("libcuda.so.1", RTLD_LAZY) == nullptr) {
-      r.reason = "no NVIDIA driver: libcuda.so.1 not found";
+    if (const char* missing = gpu_vendor::missing_driver()) {
+      r.reason = missing;
       return r;
     }
     int n = 0;
     const cudaError_t e = cudaGetDeviceCount(&n);
     if (e != cudaSuccess) {
       (void)cudaGetLastError();
-      r.reason = std::string("CUDA reports no usable device: ") + cudaGetErrorString(e) + " (" +
-                 cudaGetErrorName(e) + ")";
+      r.reason = std::string(gpu_vendor::kRuntimeName) + " reports no usable device: " + cudaGetErrorString(e) +
+                 " (" + cudaGetErrorName(e) + ")";
       return r;
     }
     r.count = n < kMaxDevices ? n : kMaxDevices;
-    if (n == 0) r.reason = "the NVIDIA driver found no GPU";
+    if (n == 0) r.reason = gpu_vendor::kDriverFoundNoDevice;
     return r;
   }();
   return d;
@@ -76,7 +72,7 @@ const char* unavailable_reason() noexcept {
 void check_index(int index) {
   if (index < 0 || index >= device_count())
     throw plugin::Failure(LOOM_STATUS_INVALID_ARGUMENT,
-                          "cuda: device index " + std::to_string(index) + " is out of range (" +
+                          LOOM_GPU_NAME ": device index " + std::to_string(index) + " is out of range (" +
                               std::to_string(device_count()) + " device(s))");
 }
 

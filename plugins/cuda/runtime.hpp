@@ -9,7 +9,7 @@
 #include "allocator/caching_allocator.hpp"
 #include "allocator/pinned_host_pool.hpp"
 
-#include <cuda_runtime_api.h>
+#include "vendor/gpu_runtime.hpp"
 
 #include <atomic>
 

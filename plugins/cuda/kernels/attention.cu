@@ -118,7 +118,7 @@ void decline_unless_chosen(const Problem<T>& p, int index, Pass pass) {
   const double scores = static_cast<double>(p.batch) * static_cast<double>(p.L) * static_cast<double>(p.S) *
                         static_cast<double>(sizeof(T));
   if (mode == AttentionKernels::Never || scores <= static_cast<double>(total_memory(index)) / 16)
-    throw Failure(LOOM_STATUS_UNSUPPORTED, std::string("cuda ") + op_name(pass) +
+    throw Failure(LOOM_STATUS_UNSUPPORTED, std::string(LOOM_GPU_NAME " ") + op_name(pass) +
                                                ": the composite is faster while its scores fit in memory "
                                                "(option attention_kernels is not 'always')");
 }
@@ -135,7 +135,7 @@ class Launcher {
   void check_fits(int64_t elems) const {
     const size_t bytes = static_cast<size_t>(elems) * sizeof(compute_t<T>);
     if (bytes > shared_limit(index_))
-      throw Failure(LOOM_STATUS_UNSUPPORTED, std::string("cuda ") + op_name(pass_) + ": needs " +
+      throw Failure(LOOM_STATUS_UNSUPPORTED, std::string(LOOM_GPU_NAME " ") + op_name(pass_) + ": needs " +
                                                  std::to_string(bytes) + " bytes of shared memory per block, above " +
                                                  "the device's limit");
   }
@@ -178,7 +178,7 @@ class Scratch {
 };
 
 void fused_forward(const LoomKernelCall& c) {
-  if (c.num_outputs < 1) throw Failure(LOOM_STATUS_INVALID_ARGUMENT, "cuda attention: no outputs");
+  if (c.num_outputs < 1) throw Failure(LOOM_STATUS_INVALID_ARGUMENT, LOOM_GPU_NAME " attention: no outputs");
   const int index = c.outputs[0].device.index;
   const cudaStream_t s = static_cast<cudaStream_t>(c.stream);
   visit<DTypes::Floating>(c.outputs[0].dtype, op_name(Pass::Forward), [&](auto tag) {
@@ -195,7 +195,7 @@ void fused_forward(const LoomKernelCall& c) {
 }
 
 void fused_backward(const LoomKernelCall& c) {
-  if (c.num_outputs < 1) throw Failure(LOOM_STATUS_INVALID_ARGUMENT, "cuda attention backward: no outputs");
+  if (c.num_outputs < 1) throw Failure(LOOM_STATUS_INVALID_ARGUMENT, LOOM_GPU_NAME " attention backward: no outputs");
   const int index = c.outputs[0].device.index;
   const cudaStream_t s = static_cast<cudaStream_t>(c.stream);
   visit<DTypes::Floating>(c.outputs[0].dtype, op_name(Pass::Backward), [&](auto tag) {
@@ -220,8 +220,8 @@ void fused_backward(const LoomKernelCall& c) {
 
 void register_attention_kernels(plugin::Registrar& r) {
   using plugin::kernel;
-  r.kernel("_scaled_dot_product_attention_fused", "cuda", kernel<fused_forward>, kFloatingMask);
-  r.kernel("_scaled_dot_product_attention_backward", "cuda", kernel<fused_backward>, kFloatingMask);
+  r.kernel("_scaled_dot_product_attention_fused", LOOM_GPU_NAME, kernel<fused_forward>, kFloatingMask);
+  r.kernel("_scaled_dot_product_attention_backward", LOOM_GPU_NAME, kernel<fused_backward>, kFloatingMask);
 }
 
 }  // namespace loom::cuda

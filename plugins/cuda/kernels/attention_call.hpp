@@ -13,6 +13,7 @@
 //   mask [batch..., L, S] (absent: ndim -1), lse [batch..., L].
 #pragma once
 
+#include "vendor/gpu_target.hpp"
 #include "attention_ops.cuh"
 
 #include <loom/plugin.hpp>
@@ -42,7 +43,7 @@ constexpr int32_t dtype_code() {
 namespace call_detail {
 
 [[noreturn]] inline void fail(int32_t status, Pass pass, const std::string& why) {
-  throw plugin::Failure(status, std::string("cuda ") + op_name(pass) + ": " + why);
+  throw plugin::Failure(status, std::string(LOOM_GPU_NAME " ") + op_name(pass) + ": " + why);
 }
 
 // `t` must be `nd`-d with q's batch sizes and the given trailing sizes

@@ -190,7 +190,7 @@ const void* packed_input(Context& k, const LoomTensorDesc& in) {
 }
 
 [[noreturn]] void decline(const char* op, const std::string& why) {
-  throw Failure(LOOM_STATUS_UNSUPPORTED, std::string("cuda ") + op + ": not run by cuDNN: " + why);
+  throw Failure(LOOM_STATUS_UNSUPPORTED, std::string(LOOM_GPU_NAME " ") + op + ": not run by cuDNN: " + why);
 }
 
 // Where an op's operands sit in its call.
@@ -209,7 +209,7 @@ struct Layout {
 // or of C elements, every other output of C; the running statistics
 // present in evaluation mode (values[0] is training).
 bn::Problem read_call(const LoomKernelCall& c, const Layout& l) {
-  const std::string op = std::string("cuda ") + l.op;
+  const std::string op = std::string(LOOM_GPU_NAME " ") + l.op;
   if (c.num_inputs != l.num_inputs || c.num_outputs != l.num_outputs || c.num_values != l.num_values)
     throw Failure(LOOM_STATUS_INVALID_ARGUMENT, op + ": expected " + l.arity);
   const LoomTensorDesc& in = c.inputs[l.x];
@@ -393,7 +393,7 @@ void batch_norm_backward(const LoomKernelCall& c) {
   for (int i = 0; i < 3; ++i)
     if (!plugin::is_contiguous(i < 2 ? c.inputs[i] : c.outputs[i - 2]))
       throw Failure(LOOM_STATUS_INVALID_ARGUMENT,
-                    "cuda _batch_norm_backward: registered CONTIGUOUS_ONLY, got a strided operand");
+                    LOOM_GPU_NAME " _batch_norm_backward: registered CONTIGUOUS_ONLY, got a strided operand");
   // No element: empty sums (the core rejects this in training; evaluation
   // mode with an empty batch still has channels to zero).
   if (p.numel() == 0) {
@@ -416,8 +416,8 @@ void batch_norm_backward(const LoomKernelCall& c) {
 
 void register_batch_norm_kernels(plugin::Registrar& r) {
   // Not CONTIGUOUS_ONLY: the running statistics it writes must not be copies.
-  r.kernel("batch_norm", "cuda", plugin::kernel<batch_norm>, kFloatingMask);
-  r.kernel("_batch_norm_backward", "cuda", plugin::kernel<batch_norm_backward>, kFloatingMask,
+  r.kernel("batch_norm", LOOM_GPU_NAME, plugin::kernel<batch_norm>, kFloatingMask);
+  r.kernel("_batch_norm_backward", LOOM_GPU_NAME, plugin::kernel<batch_norm_backward>, kFloatingMask,
            LOOM_KERNEL_CONTIGUOUS_ONLY);
 }
 

@@ -38,7 +38,7 @@ void reject_invalid(const LoomTensorDesc& out, const LoomTensorDesc& a, const Lo
   const int64_t* strides[2] = {a.strides, b.strides};
   Geometry<2> g;
   if (!make_geometry<2>(out.ndim, out.shape, strides, g))
-    throw plugin::Failure(LOOM_STATUS_UNSUPPORTED, std::string("cuda ") + op + ": more than 12 non-mergeable dims");
+    throw plugin::Failure(LOOM_STATUS_UNSUPPORTED, std::string(LOOM_GPU_NAME " ") + op + ": more than 12 non-mergeable dims");
   if (g.numel == 0) return;
   const int index = out.device.index;
   Blocks blocks(index, s);
@@ -50,7 +50,7 @@ void reject_invalid(const LoomTensorDesc& out, const LoomTensorDesc& a, const Lo
   unsigned hit = 0;
   check(cudaMemcpyAsync(&hit, f, sizeof hit, cudaMemcpyDeviceToHost, s), index, "cudaMemcpyAsync (invalid-input flag)");
   check(cudaStreamSynchronize(s), index, "cudaStreamSynchronize (invalid-input flag)");
-  if (hit) throw plugin::Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string("cuda ") + op + ": " + Invalid::message);
+  if (hit) throw plugin::Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string(LOOM_GPU_NAME " ") + op + ": " + Invalid::message);
 }
 
 // ------------------------------------------------------------ kernels ---
@@ -71,7 +71,10 @@ BinaryArgs binary_args(const LoomKernelCall& c, const char* op) {
 // scan first.
 template <template <class> class Op, DTypes Set>
 void binary_op(const LoomKernelCall& c, const char* name) {
-  const auto [out, a, b] = binary_args(c, name);
+  // Named references, not a structured binding: clang 15 (hipcc) cannot
+  // capture bindings in a lambda.
+  const BinaryArgs args = binary_args(c, name);
+  const LoomTensorDesc &out = args.out, &a = args.a, &b = args.b;
   visit<Set>(out.dtype, name, [&](auto tag) {
     using T = decltype(tag);
     const cudaStream_t s = enter(c);
@@ -91,7 +94,8 @@ arith_t<T> alpha_as(const LoomKernelCall& c, const char* op) {
 
 template <template <class> class Op, DTypes Set>
 void alpha_op(const LoomKernelCall& c, const char* name) {
-  const auto [out, a, b] = binary_args(c, name);
+  const BinaryArgs args = binary_args(c, name);
+  const LoomTensorDesc &out = args.out, &a = args.a, &b = args.b;
   visit<Set>(out.dtype, name, [&](auto tag) {
     using T = decltype(tag);
     const Op<T> op{alpha_as<T>(c, name)};
@@ -170,7 +174,7 @@ void adam_step(const LoomKernelCall& c) {
   for (int32_t i = 0; i < 4; ++i) expect_like(c.inputs[i], out, name);
   for (const LoomTensorDesc* t : {&out, &c.inputs[1], &c.inputs[2], &c.inputs[3]})
     if (!plugin::is_contiguous(*t))
-      throw plugin::Failure(LOOM_STATUS_UNSUPPORTED, "cuda _adam_step_: dense tensors only");
+      throw plugin::Failure(LOOM_STATUS_UNSUPPORTED, LOOM_GPU_NAME " _adam_step_: dense tensors only");
   const int64_t n = plugin::numel(out);
   const cudaStream_t s = enter(c);
   if (n == 0) return;
@@ -190,28 +194,28 @@ void adam_step(const LoomKernelCall& c) {
 // core has cast the other operands to self's dtype.
 void register_binary_kernels(plugin::Registrar& r) {
   using plugin::kernel;
-  r.kernel("add", "cuda", kernel<add>, kAllMask);
-  r.kernel("add_", "cuda", kernel<add>, kAllMask);
-  r.kernel("sub", "cuda", kernel<sub>, kNoBoolMask);
-  r.kernel("sub_", "cuda", kernel<sub>, kNoBoolMask);
-  r.kernel("mul", "cuda", kernel<mul>, kAllMask);
-  r.kernel("mul_", "cuda", kernel<mul>, kAllMask);
-  r.kernel("outer", "cuda", kernel<mul>, kAllMask);
+  r.kernel("add", LOOM_GPU_NAME, kernel<add>, kAllMask);
+  r.kernel("add_", LOOM_GPU_NAME, kernel<add>, kAllMask);
+  r.kernel("sub", LOOM_GPU_NAME, kernel<sub>, kNoBoolMask);
+  r.kernel("sub_", LOOM_GPU_NAME, kernel<sub>, kNoBoolMask);
+  r.kernel("mul", LOOM_GPU_NAME, kernel<mul>, kAllMask);
+  r.kernel("mul_", LOOM_GPU_NAME, kernel<mul>, kAllMask);
+  r.kernel("outer", LOOM_GPU_NAME, kernel<mul>, kAllMask);
   // Integers too: div with rounding_mode 'trunc'/'floor' stays integral.
-  r.kernel("div", "cuda", kernel<div>, kNoBoolMask);
-  r.kernel("div_", "cuda", kernel<div>, kNoBoolMask);
-  r.kernel("remainder", "cuda", kernel<remainder>, kNoBoolMask);
-  r.kernel("remainder_", "cuda", kernel<remainder>, kNoBoolMask);
-  r.kernel("pow", "cuda", kernel<pow>, kNoBoolMask);
-  r.kernel("pow_", "cuda", kernel<pow>, kNoBoolMask);
-  r.kernel("maximum", "cuda", kernel<maximum>, kAllMask);
-  r.kernel("minimum", "cuda", kernel<minimum>, kAllMask);
-  r.kernel("atan2", "cuda", kernel<atan2>, kFloatingMask);
-  r.kernel("atan2_", "cuda", kernel<atan2>, kFloatingMask);
-  r.kernel("lerp", "cuda", kernel<lerp>, kFloatingMask);
-  r.kernel("lerp_", "cuda", kernel<lerp>, kFloatingMask);
-  r.kernel("_adam_update_", "cuda", kernel<adam_update>, kFloatingMask);
-  r.kernel("_adam_step_", "cuda", kernel<adam_step>, kFloatingMask);
+  r.kernel("div", LOOM_GPU_NAME, kernel<div>, kNoBoolMask);
+  r.kernel("div_", LOOM_GPU_NAME, kernel<div>, kNoBoolMask);
+  r.kernel("remainder", LOOM_GPU_NAME, kernel<remainder>, kNoBoolMask);
+  r.kernel("remainder_", LOOM_GPU_NAME, kernel<remainder>, kNoBoolMask);
+  r.kernel("pow", LOOM_GPU_NAME, kernel<pow>, kNoBoolMask);
+  r.kernel("pow_", LOOM_GPU_NAME, kernel<pow>, kNoBoolMask);
+  r.kernel("maximum", LOOM_GPU_NAME, kernel<maximum>, kAllMask);
+  r.kernel("minimum", LOOM_GPU_NAME, kernel<minimum>, kAllMask);
+  r.kernel("atan2", LOOM_GPU_NAME, kernel<atan2>, kFloatingMask);
+  r.kernel("atan2_", LOOM_GPU_NAME, kernel<atan2>, kFloatingMask);
+  r.kernel("lerp", LOOM_GPU_NAME, kernel<lerp>, kFloatingMask);
+  r.kernel("lerp_", LOOM_GPU_NAME, kernel<lerp>, kFloatingMask);
+  r.kernel("_adam_update_", LOOM_GPU_NAME, kernel<adam_update>, kFloatingMask);
+  r.kernel("_adam_step_", LOOM_GPU_NAME, kernel<adam_step>, kFloatingMask);
 }
 
 }  // namespace loom::cuda::ew

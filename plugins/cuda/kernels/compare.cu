@@ -51,7 +51,7 @@ void bitwise_op(const LoomKernelCall& c, const char* name) {
     using T = decltype(tag);
     if constexpr (is_floating_v<T>)
       throw plugin::Failure(LOOM_STATUS_UNSUPPORTED,
-                            std::string("cuda ") + name + ": dtype " + plugin::dtype_name(out.dtype) + " is not supported");
+                            std::string(LOOM_GPU_NAME " ") + name + ": dtype " + plugin::dtype_name(out.dtype) + " is not supported");
     else elementwise<T, T, T>(out, {&c.inputs[0], &c.inputs[1]}, Op<T>{}, enter(c), name);
   });
 }
@@ -80,7 +80,7 @@ void where(const LoomKernelCall& c) {
     default: break;
   }
   throw plugin::Failure(LOOM_STATUS_UNSUPPORTED,
-                        std::string("cuda where: dtype ") + plugin::dtype_name(out.dtype) + " is not supported");
+                        std::string(LOOM_GPU_NAME " where: dtype ") + plugin::dtype_name(out.dtype) + " is not supported");
 }
 
 void eq(const LoomKernelCall& c) { predicate_op<Eq, false>(c, "eq"); }
@@ -103,19 +103,19 @@ void bitwise_xor(const LoomKernelCall& c) { bitwise_op<BitXor>(c, "bitwise_xor")
 void register_compare_kernels(plugin::Registrar& r) {
   using plugin::kernel;
   constexpr uint64_t kIntegralOrBoolMask = kIntegralMask | dtype_bit(LOOM_DTYPE_BOOL);
-  r.kernel("eq", "cuda", kernel<eq>, kAllMask);
-  r.kernel("ne", "cuda", kernel<ne>, kAllMask);
-  r.kernel("lt", "cuda", kernel<lt>, kAllMask);
-  r.kernel("le", "cuda", kernel<le>, kAllMask);
-  r.kernel("gt", "cuda", kernel<gt>, kAllMask);
-  r.kernel("ge", "cuda", kernel<ge>, kAllMask);
-  for (const char* op : {"logical_and", "logical_and_"}) r.kernel(op, "cuda", kernel<logical_and>, kAllMask);
-  for (const char* op : {"logical_or", "logical_or_"}) r.kernel(op, "cuda", kernel<logical_or>, kAllMask);
-  for (const char* op : {"logical_xor", "logical_xor_"}) r.kernel(op, "cuda", kernel<logical_xor>, kAllMask);
-  for (const char* op : {"bitwise_and", "bitwise_and_"}) r.kernel(op, "cuda", kernel<bitwise_and>, kIntegralOrBoolMask);
-  for (const char* op : {"bitwise_or", "bitwise_or_"}) r.kernel(op, "cuda", kernel<bitwise_or>, kIntegralOrBoolMask);
-  for (const char* op : {"bitwise_xor", "bitwise_xor_"}) r.kernel(op, "cuda", kernel<bitwise_xor>, kIntegralOrBoolMask);
-  r.kernel("where", "cuda", kernel<where>, kAllMask);
+  r.kernel("eq", LOOM_GPU_NAME, kernel<eq>, kAllMask);
+  r.kernel("ne", LOOM_GPU_NAME, kernel<ne>, kAllMask);
+  r.kernel("lt", LOOM_GPU_NAME, kernel<lt>, kAllMask);
+  r.kernel("le", LOOM_GPU_NAME, kernel<le>, kAllMask);
+  r.kernel("gt", LOOM_GPU_NAME, kernel<gt>, kAllMask);
+  r.kernel("ge", LOOM_GPU_NAME, kernel<ge>, kAllMask);
+  for (const char* op : {"logical_and", "logical_and_"}) r.kernel(op, LOOM_GPU_NAME, kernel<logical_and>, kAllMask);
+  for (const char* op : {"logical_or", "logical_or_"}) r.kernel(op, LOOM_GPU_NAME, kernel<logical_or>, kAllMask);
+  for (const char* op : {"logical_xor", "logical_xor_"}) r.kernel(op, LOOM_GPU_NAME, kernel<logical_xor>, kAllMask);
+  for (const char* op : {"bitwise_and", "bitwise_and_"}) r.kernel(op, LOOM_GPU_NAME, kernel<bitwise_and>, kIntegralOrBoolMask);
+  for (const char* op : {"bitwise_or", "bitwise_or_"}) r.kernel(op, LOOM_GPU_NAME, kernel<bitwise_or>, kIntegralOrBoolMask);
+  for (const char* op : {"bitwise_xor", "bitwise_xor_"}) r.kernel(op, LOOM_GPU_NAME, kernel<bitwise_xor>, kIntegralOrBoolMask);
+  r.kernel("where", LOOM_GPU_NAME, kernel<where>, kAllMask);
 }
 
 }  // namespace loom::cuda::ew

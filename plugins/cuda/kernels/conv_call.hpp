@@ -5,6 +5,7 @@
 // tests/conv_plan_test.cu checks the mapping of every op.
 #pragma once
 
+#include "vendor/gpu_target.hpp"
 #include "conv_plan.hpp"
 #include "int_pair.hpp"
 
@@ -64,7 +65,7 @@ inline Dims4 dims_of(const LoomTensorDesc& t) {
 inline Problem read_problem(const LoomKernelCall& c, ConvOp op) {
   const OpLayout l = layout_of(op);
   const auto fail = [&](const std::string& what) {
-    throw plugin::Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string("cuda ") + l.name + ": " + what);
+    throw plugin::Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string(LOOM_GPU_NAME " ") + l.name + ": " + what);
   };
   if (c.num_inputs < l.inputs || c.num_outputs < 1)
     fail("expected " + std::to_string(l.inputs) + " inputs and an output, got " + std::to_string(c.num_inputs) +

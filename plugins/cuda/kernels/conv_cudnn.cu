@@ -20,6 +20,7 @@
 #include "../device.hpp"
 #include "../runtime.hpp"
 #include "conv_call.hpp"
+#include "conv_kernel.cuh"
 #include "conv_plan.hpp"
 #include "cudnn_conv.hpp"
 #include "device_blocks.hpp"
@@ -35,7 +36,7 @@ namespace loom::cuda {
 namespace {
 
 using plugin::Failure;
-using conv::Dims4;
+using conv::Operand;
 using conv::Pass;
 using conv::Problem;
 
@@ -60,12 +61,6 @@ cudnnMathType_t math_type() {
   else return CUDNN_DEFAULT_MATH;
 }
 
-// One operand in device memory: where it starts and its 4-D layout.
-struct Operand {
-  void* data;
-  Dims4 dims;
-};
-
 // A contiguous copy of `o` in a block of `blocks` (for inputs cuDNN cannot
 // read as they are).
 template <class T>
@@ -88,20 +83,19 @@ Operand contiguous_copy(const Operand& o, Blocks& blocks, cudaStream_t stream, c
   return dense;
 }
 
-// Runs one pass: the written operand (y, x or w by pass) is overwritten.
-// `bias`, when given ([O], any stride), is added to the pass's output
-// channels afterwards (Forward: y; BackwardData as conv_transpose2d: x).
+// Runs the call's pass: the written operand (y, x or w by pass) is
+// overwritten. The bias, when given ([channels], any stride), is added to
+// the pass's output channels afterwards (Forward: y; BackwardData as
+// conv_transpose2d: x).
 template <class T>
-void run(const LoomKernelCall& c, const char* op, Problem p, Operand x, Operand w, Operand y, const LoomTensorDesc* bias) {
-  p.x = x.dims;
-  p.w = w.dims;
-  p.y = y.dims;
+void run(const LoomKernelCall& c, const conv::Call& k) {
+  const char* op = k.op;
+  Problem p = k.problem;
+  Operand x = k.x, w = k.w, y = k.y;
+  const LoomTensorDesc* bias = k.bias;
   if (const char* why = conv::decline_reason(p))
-    throw Failure(LOOM_STATUS_UNSUPPORTED, std::string("cuda ") + op + ": not run by cuDNN: " + why);
-  const int64_t channels = p.pass == Pass::Forward ? y.dims.size[1] : x.dims.size[1];
-  if (bias != nullptr && (bias->ndim != 1 || bias->shape[0] != channels))
-    throw Failure(LOOM_STATUS_INVALID_ARGUMENT,
-                  std::string("cuda ") + op + ": expected a bias of size [" + std::to_string(channels) + "]");
+    throw Failure(LOOM_STATUS_UNSUPPORTED, std::string(LOOM_GPU_NAME " ") + op + ": not run by cuDNN: " + why);
+  conv::check_bias(k);
   const int index = c.outputs[0].device.index;
   const cudaStream_t stream = static_cast<cudaStream_t>(c.stream);
   use_device(index);
@@ -112,11 +106,11 @@ void run(const LoomKernelCall& c, const char* op, Problem p, Operand x, Operand 
   for (Operand* o : {&x, &y})
     if (o != written && !conv::readable_as_strided(o->dims)) *o = contiguous_copy<T>(*o, blocks, stream, op);
   if (!conv::readable_as_strided(written->dims))
-    throw Failure(LOOM_STATUS_UNSUPPORTED, std::string("cuda ") + op + ": the output has broadcast or reversed dims");
+    throw Failure(LOOM_STATUS_UNSUPPORTED, std::string(LOOM_GPU_NAME " ") + op + ": the output has broadcast or reversed dims");
   conv::FilterLayout layout = conv::filter_layout(w.dims);
   if (layout == conv::FilterLayout::None) {
     if (written == &w)
-      throw Failure(LOOM_STATUS_UNSUPPORTED, std::string("cuda ") + op + ": the weight gradient is not packed");
+      throw Failure(LOOM_STATUS_UNSUPPORTED, std::string(LOOM_GPU_NAME " ") + op + ": the weight gradient is not packed");
     w = contiguous_copy<T>(w, blocks, stream, op);
     layout = conv::FilterLayout::NCHW;
   }
@@ -175,29 +169,19 @@ void run(const LoomKernelCall& c, const char* op, Problem p, Operand x, Operand 
   elementwise<T, T, T>(out, {&out, &broadcast_bias}, AddInCompute{}, stream, op);
 }
 
-int64_t numel4(const Dims4& t) { return t.size[0] * t.size[1] * t.size[2] * t.size[3]; }
-Dims4 dims_of_output(const LoomKernelCall& c) { return conv::dims_of(c.outputs[0]); }
-
 // A problem with nothing to sum over (an empty input channel or batch
 // dimension) still has to write zeros or the bias: rare, left to the CPU.
 [[noreturn]] void decline_empty(const char* op) {
-  throw Failure(LOOM_STATUS_UNSUPPORTED, std::string("cuda ") + op + ": empty reduction, not run by cuDNN");
+  throw Failure(LOOM_STATUS_UNSUPPORTED, std::string(LOOM_GPU_NAME " ") + op + ": empty reduction, not run by cuDNN");
 }
 
 // One op of the family (conv_call.hpp says which tensor is which).
 template <conv::ConvOp kOp>
 void convolution(const LoomKernelCall& c) {
-  constexpr conv::OpLayout l = conv::layout_of(kOp);
-  const Problem p = conv::read_problem(c, kOp);
-  const Operand x{plugin::data_ptr<void>(conv::tensor_at(c, l.x)), p.x};
-  const Operand w{plugin::data_ptr<void>(conv::tensor_at(c, l.w)), p.w};
-  const Operand y{plugin::data_ptr<void>(conv::tensor_at(c, l.y)), p.y};
-  if (numel4(dims_of_output(c)) == 0) return;
-  if (numel4(p.x) == 0 || numel4(p.w) == 0 || numel4(p.y) == 0) decline_empty(l.name);
-  const bool has_bias = l.inputs == 3 && !plugin::is_absent(c.inputs[2]);
-  visit<DTypes::Floating>(p.dtype, l.name, [&](auto tag) {
-    run<decltype(tag)>(c, l.name, p, x, w, y, has_bias ? &c.inputs[2] : nullptr);
-  });
+  const conv::Call k = conv::read_call(c, kOp);
+  if (k.output_empty) return;
+  if (k.reduction_empty) decline_empty(k.op);
+  visit<DTypes::Floating>(k.problem.dtype, k.op, [&](auto tag) { run<decltype(tag)>(c, k); });
 }
 
 }  // namespace
@@ -205,12 +189,8 @@ void convolution(const LoomKernelCall& c) {
 void register_conv_kernels(plugin::Registrar& r) {
   using plugin::kernel;
   using conv::ConvOp;
-  // conv1d arrives as conv2d with height 1.
-  r.kernel("conv1d", "cuda", kernel<convolution<ConvOp::Conv2d>>, kFloatingMask);
-  r.kernel("conv2d", "cuda", kernel<convolution<ConvOp::Conv2d>>, kFloatingMask);
-  r.kernel("conv_transpose2d", "cuda", kernel<convolution<ConvOp::ConvTranspose2d>>, kFloatingMask);
-  r.kernel("_conv2d_backward_input", "cuda", kernel<convolution<ConvOp::BackwardInput>>, kFloatingMask);
-  r.kernel("_conv2d_backward_weight", "cuda", kernel<convolution<ConvOp::BackwardWeight>>, kFloatingMask);
+  conv::register_family(r, kernel<convolution<ConvOp::Conv2d>>, kernel<convolution<ConvOp::ConvTranspose2d>>,
+                        kernel<convolution<ConvOp::BackwardInput>>, kernel<convolution<ConvOp::BackwardWeight>>);
 }
 
 }  // namespace loom::cuda

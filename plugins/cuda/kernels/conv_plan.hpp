@@ -3,7 +3,8 @@
 //   x [N, C, H, W] (*) w [O, C/groups, kH, kW] -> y [N, O, OH, OW]
 // (conv2d: Forward; conv_transpose2d and _conv2d_backward_input:
 // BackwardData, writing x; _conv2d_backward_weight: BackwardFilter, writing
-// w), and this header decides whether cuDNN's legacy API can express it,
+// w), and this header decides whether the shapes make sense (shape_problem,
+// for every back end) and whether cuDNN's legacy API can express it,
 // how the descriptors' strides look, and the algorithm cache's key. Plain
 // C++, so tests/conv_plan_test.cu checks it on the host.
 #pragma once
@@ -48,15 +49,16 @@ inline int64_t transposed_output_size(int64_t in, int64_t kernel, int64_t stride
   return (in - 1) * stride - 2 * padding + dilation * (kernel - 1) + output_padding + 1;
 }
 
-// Why cuDNN's legacy API cannot run `p`, or nullptr when it can. Checks
-// the shapes' consistency too (the callers read them from the views).
-inline const char* decline_reason(const Problem& p) {
-  const Dims4 *all[3] = {&p.x, &p.w, &p.y};
-  constexpr int64_t kIntMax = std::numeric_limits<int32_t>::max();
-  for (const Dims4* t : all)
-    for (int i = 0; i < 4; ++i)
-      if (t->size[i] > kIntMax || t->stride[i] > kIntMax || t->stride[i] < -kIntMax)
-        return "a size or stride exceeds cuDNN's int range";
+// What makes `p` no convolution at all, or nullptr: x, w and y must agree
+// on channels, groups and batch, y's height and width must be the forward's,
+// stride and dilation must be >= 1 (the kernels divide by the stride) and
+// padding >= 0. Every back end checks this (the callers read the shapes
+// from the views): the own kernels (conv_direct.cu) only this,
+// decline_reason adds cuDNN's limits.
+inline const char* shape_problem(const Problem& p) {
+  for (int i = 0; i < 2; ++i)
+    if (p.stride[i] < 1 || p.dilation[i] < 1 || p.padding[i] < 0)
+      return "stride and dilation must be positive and padding non-negative";
   if (p.groups <= 0 || p.x.size[1] != p.w.size[1] * p.groups || p.y.size[1] != p.w.size[0] ||
       p.w.size[0] % p.groups != 0 || p.x.size[0] != p.y.size[0])
     return "inconsistent shapes or groups";
@@ -66,6 +68,18 @@ inline const char* decline_reason(const Problem& p) {
       return "the output size is not the forward convolution's (output_padding >= stride, or a grad_output "
              "with fewer rows than the forward makes)";
   return nullptr;
+}
+
+// Why cuDNN's legacy API cannot run `p`, or nullptr when it can: the shape
+// problems above, or a size or stride past its int parameters.
+inline const char* decline_reason(const Problem& p) {
+  const Dims4 *all[3] = {&p.x, &p.w, &p.y};
+  constexpr int64_t kIntMax = std::numeric_limits<int32_t>::max();
+  for (const Dims4* t : all)
+    for (int i = 0; i < 4; ++i)
+      if (t->size[i] > kIntMax || t->stride[i] > kIntMax || t->stride[i] < -kIntMax)
+        return "a size or stride exceeds cuDNN's int range";
+  return shape_problem(p);
 }
 
 // A tensor descriptor's strides: a size-1 dim's stride is arbitrary in

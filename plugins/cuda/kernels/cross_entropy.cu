@@ -175,7 +175,7 @@ struct Problem {
 };
 
 [[noreturn]] void fail(int32_t code, const char* op, const std::string& what) {
-  throw Failure(code, std::string("cuda ") + op + ": " + what);
+  throw Failure(code, std::string(LOOM_GPU_NAME " ") + op + ": " + what);
 }
 
 Problem read_problem(const LoomKernelCall& c, const char* op, int32_t first) {
@@ -362,8 +362,8 @@ void register_cross_entropy_kernels(plugin::Registrar& r) {
   using plugin::kernel;
   // Contiguous [N, C, inner] keeps the sample addressing to one division;
   // the core copies the rare strided operand, as for layer_norm.
-  r.kernel("cross_entropy", "cuda", kernel<cross_entropy>, kFloatingMask, LOOM_KERNEL_CONTIGUOUS_ONLY);
-  r.kernel("_cross_entropy_backward", "cuda", kernel<cross_entropy_backward>, kFloatingMask,
+  r.kernel("cross_entropy", LOOM_GPU_NAME, kernel<cross_entropy>, kFloatingMask, LOOM_KERNEL_CONTIGUOUS_ONLY);
+  r.kernel("_cross_entropy_backward", LOOM_GPU_NAME, kernel<cross_entropy_backward>, kFloatingMask,
            LOOM_KERNEL_CONTIGUOUS_ONLY);
 }
 

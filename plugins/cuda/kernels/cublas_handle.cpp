@@ -21,7 +21,7 @@ void check_cublas(cublasStatus_t s, int index, const char* what) {
   const int32_t code = s == CUBLAS_STATUS_NOT_SUPPORTED ? LOOM_STATUS_UNSUPPORTED
                        : s == CUBLAS_STATUS_ALLOC_FAILED ? LOOM_STATUS_OUT_OF_MEMORY
                                                          : LOOM_STATUS_DEVICE_ERROR;
-  throw plugin::Failure(code, "cuda:" + std::to_string(index) + ": " + what + ": " +
+  throw plugin::Failure(code, LOOM_GPU_NAME ":" + std::to_string(index) + ": " + what + ": " +
                                   cublasGetStatusString(s) + " (status " + std::to_string(static_cast<int>(s)) + ")");
 }
 

@@ -5,6 +5,8 @@
 // sets the handle to the call's stream first.
 #pragma once
 
+#include "vendor/gpu_runtime.hpp"
+
 #include <cublas_v2.h>
 
 namespace loom::cuda {

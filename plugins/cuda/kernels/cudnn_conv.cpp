@@ -35,7 +35,7 @@ ConvAlgorithm pick(const Perf* results, int count, cudnnMathType_t wanted, cudnn
     return {static_cast<int>(r.algo), math, bytes};
   }
   throw Failure(LOOM_STATUS_UNSUPPORTED,
-                "cuda:" + std::to_string(index) + " " + op + ": cuDNN has no algorithm for this problem");
+                LOOM_GPU_NAME ":" + std::to_string(index) + " " + op + ": cuDNN has no algorithm for this problem");
 }
 
 ConvAlgorithm choose(const ConvDescriptors& d, cudnnHandle_t h, conv::Pass pass, cudnnMathType_t wanted, int index,

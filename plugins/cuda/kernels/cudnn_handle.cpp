@@ -31,7 +31,7 @@ void check_cudnn(cudnnStatus_t s, int index, const char* what) {
   const int32_t code = is_decline(s)                        ? LOOM_STATUS_UNSUPPORTED
                        : is_allocation_failure(s) ? LOOM_STATUS_OUT_OF_MEMORY
                                                         : LOOM_STATUS_DEVICE_ERROR;
-  throw plugin::Failure(code, "cuda:" + std::to_string(index) + ": " + what + ": " + cudnnGetErrorString(s) +
+  throw plugin::Failure(code, LOOM_GPU_NAME ":" + std::to_string(index) + ": " + what + ": " + cudnnGetErrorString(s) +
                                   " (status " + std::to_string(static_cast<int>(s)) + ")");
 }
 

@@ -4,8 +4,8 @@
 // not be used by two threads at once). Each call sets the call's stream.
 #pragma once
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
+#include "vendor/gpu_runtime.hpp"
+
 #include <cudnn.h>
 
 #include <type_traits>

@@ -7,7 +7,7 @@
 
 #include "../runtime.hpp"
 
-#include <cuda_runtime_api.h>
+#include "vendor/gpu_runtime.hpp"
 
 #include <cstddef>
 #include <vector>

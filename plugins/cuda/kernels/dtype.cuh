@@ -7,8 +7,7 @@
 #include <loom/plugin.hpp>
 #include <loom/plugin/cast.hpp>
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
+#include "vendor/gpu_runtime.hpp"
 
 #include <cstdint>
 #include <string>
@@ -77,7 +76,7 @@ void visit(int32_t dtype, const char* op, F&& f) {
       default: break;
     }
   }
-  throw plugin::Failure(LOOM_STATUS_UNSUPPORTED, std::string("cuda ") + op + ": dtype " +
+  throw plugin::Failure(LOOM_STATUS_UNSUPPORTED, std::string(LOOM_GPU_NAME " ") + op + ": dtype " +
                                                      plugin::dtype_name(dtype) + " is not supported");
 }
 
@@ -92,7 +91,7 @@ C scalar_as(const LoomValue& v, const char* op) {
     default: break;
   }
   throw plugin::Failure(LOOM_STATUS_INVALID_ARGUMENT,
-                        std::string("cuda ") + op + ": expected a Scalar argument, got value kind " +
+                        std::string(LOOM_GPU_NAME " ") + op + ": expected a Scalar argument, got value kind " +
                             std::to_string(v.kind));
 }
 

@@ -9,7 +9,7 @@
 
 #include <loom/plugin.hpp>
 
-#include <cuda_runtime_api.h>
+#include "vendor/gpu_runtime.hpp"
 
 #include <cstring>
 #include <string>
@@ -17,7 +17,7 @@
 namespace loom::cuda::ew {
 
 [[noreturn]] inline void fail_args(const char* op, const std::string& what) {
-  throw plugin::Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string("cuda ") + op + ": " + what);
+  throw plugin::Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string(LOOM_GPU_NAME " ") + op + ": " + what);
 }
 
 inline void expect_arity(const LoomKernelCall& c, const char* op, int32_t inputs, int32_t outputs) {

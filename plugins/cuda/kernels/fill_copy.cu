@@ -13,8 +13,7 @@
 
 #include <loom/plugin/cast.hpp>
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
+#include "vendor/gpu_runtime.hpp"
 
 #include <cstring>
 #include <limits>
@@ -47,7 +46,7 @@ uint64_t fill_bits(const LoomValue& v, int32_t dtype) {
       case LOOM_VALUE_BOOL: x = plugin::cast<T>(v.u.i != 0); break;
       case LOOM_VALUE_INT: x = plugin::cast<T>(static_cast<int64_t>(v.u.i)); break;
       case LOOM_VALUE_FLOAT: x = plugin::cast<T>(v.u.f); break;
-      default: throw Failure(LOOM_STATUS_INVALID_ARGUMENT, "cuda fill_: expected a Scalar value");
+      default: throw Failure(LOOM_STATUS_INVALID_ARGUMENT, LOOM_GPU_NAME " fill_: expected a Scalar value");
     }
     std::memcpy(&bits, &x, sizeof x);
   });
@@ -63,12 +62,12 @@ void launch_fill(const LoomTensorDesc& t, const Geometry<1>& g, uint64_t bits, c
 
 void fill_(const LoomKernelCall& c) {
   const LoomTensorDesc& t = c.outputs[0];
-  if (c.num_values < 1) throw Failure(LOOM_STATUS_INVALID_ARGUMENT, "cuda fill_: missing the value");
+  if (c.num_values < 1) throw Failure(LOOM_STATUS_INVALID_ARGUMENT, LOOM_GPU_NAME " fill_: missing the value");
   const int index = t.device.index;
   const int64_t* strides[1] = {t.strides};
   Geometry<1> g;
   if (!make_geometry<1>(t.ndim, t.shape, strides, g))
-    throw Failure(LOOM_STATUS_UNSUPPORTED, "cuda fill_: more than 12 non-mergeable dims");
+    throw Failure(LOOM_STATUS_UNSUPPORTED, LOOM_GPU_NAME " fill_: more than 12 non-mergeable dims");
   if (g.numel == 0) return;
   use_device(index);
   const uint64_t bits = fill_bits(c.values[0], t.dtype);
@@ -177,7 +176,7 @@ void launch_copy(const LoomTensorDesc& dst, const LoomTensorDesc& src, cudaStrea
   if (dst.dtype == src.dtype) {  // element strides, moved as words of the item size
     const int64_t* strides[2] = {dst.strides, src.strides};
     if (!make_geometry<2>(dst.ndim, dst.shape, strides, g))
-      throw Failure(LOOM_STATUS_UNSUPPORTED, "cuda copy_: more than 12 non-mergeable dims");
+      throw Failure(LOOM_STATUS_UNSUPPORTED, LOOM_GPU_NAME " copy_: more than 12 non-mergeable dims");
     if (g.numel == 0) return;
     char* d = plugin::data_ptr<char>(dst);
     const char* r = plugin::data_ptr<const char>(src);
@@ -204,7 +203,7 @@ void launch_copy(const LoomTensorDesc& dst, const LoomTensorDesc& src, cudaStrea
   }
   const int64_t* strides[2] = {db.data(), sb.data()};
   if (!make_geometry<2>(dst.ndim, dst.shape, strides, g))
-    throw Failure(LOOM_STATUS_UNSUPPORTED, "cuda copy_: more than 12 non-mergeable dims");
+    throw Failure(LOOM_STATUS_UNSUPPORTED, LOOM_GPU_NAME " copy_: more than 12 non-mergeable dims");
   if (g.numel == 0) return;
   convert_kernel<<<grid_for(g.numel), kBlock, 0, s>>>(plugin::data_ptr<char>(dst), dst.dtype,
                                                        plugin::data_ptr<const char>(src), src.dtype, g);
@@ -212,11 +211,11 @@ void launch_copy(const LoomTensorDesc& dst, const LoomTensorDesc& src, cudaStrea
 
 void copy_(const LoomKernelCall& c) {
   if (c.num_inputs < 2 || c.num_outputs < 1)
-    throw Failure(LOOM_STATUS_INVALID_ARGUMENT, "cuda copy_: expected (self, src) and one output");
+    throw Failure(LOOM_STATUS_INVALID_ARGUMENT, LOOM_GPU_NAME " copy_: expected (self, src) and one output");
   const LoomTensorDesc& dst = c.outputs[0];
   const LoomTensorDesc& src = c.inputs[1];
   if (dst.ndim != src.ndim)
-    throw Failure(LOOM_STATUS_INVALID_ARGUMENT, "cuda copy_: src must arrive broadcast to self's shape");
+    throw Failure(LOOM_STATUS_INVALID_ARGUMENT, LOOM_GPU_NAME " copy_: src must arrive broadcast to self's shape");
   const int index = dst.device.index;
   use_device(index);
   const cudaStream_t s = static_cast<cudaStream_t>(c.stream);
@@ -254,8 +253,8 @@ void copy_(const LoomKernelCall& c) {
 void register_fill_copy_kernels(plugin::Registrar& r) {
   using plugin::kernel;
   const uint64_t all = (uint64_t{1} << LOOM_DTYPE_COUNT) - 1;
-  r.kernel("fill_", "cuda", kernel<fill_>, all);
-  r.kernel("copy_", "cuda", kernel<copy_>, all);
+  r.kernel("fill_", LOOM_GPU_NAME, kernel<fill_>, all);
+  r.kernel("copy_", LOOM_GPU_NAME, kernel<copy_>, all);
 }
 
 }  // namespace loom::cuda

@@ -12,7 +12,7 @@
 
 #include <loom/plugin.hpp>
 
-#include <cuda_runtime_api.h>
+#include "vendor/gpu_runtime.hpp"
 
 #include <cstdint>
 #include <string>

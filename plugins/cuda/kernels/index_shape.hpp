@@ -9,7 +9,7 @@
 
 #include <loom/plugin.hpp>
 
-#include <cuda_runtime_api.h>
+#include "vendor/gpu_runtime.hpp"
 
 #include <cstdint>
 #include <string>
@@ -17,7 +17,7 @@
 namespace loom::cuda::indexing {
 
 [[noreturn]] inline void fail_op(const char* op, const std::string& what) {
-  throw plugin::Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string("cuda ") + op + ": " + what);
+  throw plugin::Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string(LOOM_GPU_NAME " ") + op + ": " + what);
 }
 
 // Calls f(W{}) with an unsigned word of `dtype`'s width: kernels that only

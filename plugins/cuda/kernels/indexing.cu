@@ -68,13 +68,13 @@ void gather(const LoomKernelCall& c) {
     fail_op(Op, "self and output differ in ndim or dtype");
   int64_t sstr[kMaxKernelDims + 1];
   if (self.ndim > kMaxKernelDims) [[unlikely]]
-    throw plugin::Failure(LOOM_STATUS_UNSUPPORTED, std::string("cuda ") + Op + ": more than 12 dims");
+    throw plugin::Failure(LOOM_STATUS_UNSUPPORTED, std::string(LOOM_GPU_NAME " ") + Op + ": more than 12 dims");
   std::copy(self.strides, self.strides + self.ndim, sstr);
   sstr[dim] = 0;  // the index supplies the position along dim
   const int64_t* strides[3] = {sstr, index.strides, out.strides};
   Geometry<3> g;
   if (!make_geometry<3>(out.ndim, out.shape, strides, g))
-    throw plugin::Failure(LOOM_STATUS_UNSUPPORTED, std::string("cuda ") + Op + ": more than 12 non-mergeable dims");
+    throw plugin::Failure(LOOM_STATUS_UNSUPPORTED, std::string(LOOM_GPU_NAME " ") + Op + ": more than 12 non-mergeable dims");
   if (g.numel == 0) return;
   const cudaStream_t s = ew::enter(c);
   const BadIndexCheck check_slot(out.device.index, s);
@@ -173,7 +173,7 @@ ScatterPlan plan_scatter(const LoomTensorDesc& self, const LoomTensorDesc& index
   int64_t shape[kMaxKernelDims], s0[kMaxKernelDims], s1[kMaxKernelDims], s2[kMaxKernelDims];
   int32_t nk = 0;
   if (index.ndim > kMaxKernelDims + 1) [[unlikely]]
-    throw plugin::Failure(LOOM_STATUS_UNSUPPORTED, std::string("cuda ") + op + ": more than 13 dims");
+    throw plugin::Failure(LOOM_STATUS_UNSUPPORTED, std::string(LOOM_GPU_NAME " ") + op + ": more than 13 dims");
   for (int32_t d = 0; d < index.ndim; ++d) {
     if (d == dim) continue;
     shape[nk] = index.shape[d];
@@ -184,7 +184,7 @@ ScatterPlan plan_scatter(const LoomTensorDesc& self, const LoomTensorDesc& index
   const int64_t* strides[3] = {s0, s1, s2};
   ScatterPlan p{};
   if (!make_geometry<3>(nk, shape, strides, p.kept))
-    throw plugin::Failure(LOOM_STATUS_UNSUPPORTED, std::string("cuda ") + op + ": more than 12 non-mergeable dims");
+    throw plugin::Failure(LOOM_STATUS_UNSUPPORTED, std::string(LOOM_GPU_NAME " ") + op + ": more than 12 non-mergeable dims");
   p.len = index.shape[dim];
   p.size = self.shape[dim];
   p.self_dim = self.strides[dim];
@@ -202,7 +202,7 @@ Geometry<3> full_geometry(const LoomTensorDesc& self, const LoomTensorDesc& inde
   const int64_t* strides[3] = {s0, index.strides, src.strides};
   Geometry<3> g;
   if (!make_geometry<3>(index.ndim, index.shape, strides, g))
-    throw plugin::Failure(LOOM_STATUS_UNSUPPORTED, std::string("cuda ") + op + ": more than 12 non-mergeable dims");
+    throw plugin::Failure(LOOM_STATUS_UNSUPPORTED, std::string(LOOM_GPU_NAME " ") + op + ": more than 12 non-mergeable dims");
   return g;
 }
 
@@ -276,11 +276,11 @@ constexpr char kIndexAdd[] = "index_add_";
 
 void register_indexing_kernels(plugin::Registrar& r) {
   using plugin::kernel;
-  r.kernel("gather", "cuda", kernel<gather<kGather>>, kAllMask);
-  r.kernel("index_select", "cuda", kernel<gather<kIndexSelect>>, kAllMask);
-  r.kernel("scatter_.src", "cuda", kernel<scatter<Combine::Assign, kScatter>>, kAllMask);
-  r.kernel("scatter_add_", "cuda", kernel<scatter<Combine::Add, kScatterAdd>>, kAllMask);
-  r.kernel("index_add_", "cuda", kernel<scatter<Combine::Add, kIndexAdd>>, kAllMask);
+  r.kernel("gather", LOOM_GPU_NAME, kernel<gather<kGather>>, kAllMask);
+  r.kernel("index_select", LOOM_GPU_NAME, kernel<gather<kIndexSelect>>, kAllMask);
+  r.kernel("scatter_.src", LOOM_GPU_NAME, kernel<scatter<Combine::Assign, kScatter>>, kAllMask);
+  r.kernel("scatter_add_", LOOM_GPU_NAME, kernel<scatter<Combine::Add, kScatterAdd>>, kAllMask);
+  r.kernel("index_add_", LOOM_GPU_NAME, kernel<scatter<Combine::Add, kIndexAdd>>, kAllMask);
 }
 
 }  // namespace loom::cuda::indexing

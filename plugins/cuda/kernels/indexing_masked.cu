@@ -5,7 +5,7 @@
 //
 // A compaction runs three passes over the input in row-major order: a flag
 // per element (selected or not) into an int64 scratch array, an exclusive
-// prefix sum of the flags (cub::DeviceScan) giving each selected element its
+// prefix sum of the flags (primitives::exclusive_sum) giving each selected element its
 // output row, and a pass writing the selected elements there. The write
 // pass also computes the total, which the host reads back and compares with
 // the size the core allocated (a mismatch is INVALID_ARGUMENT, as on the
@@ -16,8 +16,8 @@
 #include "index_shape.hpp"
 #include "indexing_ops.cuh"
 #include "loops.cuh"
+#include "vendor/gpu_primitives.cuh"
 
-#include <cub/device/device_scan.cuh>
 
 #include <cstring>
 
@@ -134,7 +134,7 @@ __global__ void write_kernel(const int64_t* pos, Walk w, Rule rule, Writer write
 
 Walk make_walk(const LoomTensorDesc& x, const int64_t* mask_strides, const char* op) {
   if (x.ndim > kMaxKernelDims) [[unlikely]]
-    throw plugin::Failure(LOOM_STATUS_UNSUPPORTED, std::string("cuda ") + op + ": more than 12 dims");
+    throw plugin::Failure(LOOM_STATUS_UNSUPPORTED, std::string(LOOM_GPU_NAME " ") + op + ": more than 12 dims");
   Walk w{};
   w.ndim = x.ndim;
   w.numel = plugin::numel(x);
@@ -164,9 +164,9 @@ void compact(const LoomKernelCall& c, const char* op, const Walk& w, Rule rule, 
   flag_kernel<<<grid_for(w.numel), kBlock, 0, s>>>(pos, w, rule);
   check_launch(device, op);
   size_t temp_bytes = 0;
-  check(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, pos, pos, w.numel, s), device, "cub scan (size)");
+  check(primitives::exclusive_sum(nullptr, temp_bytes, pos, pos, w.numel, s), device, "exclusive sum (size)");
   void* temp = blocks.get(temp_bytes > 0 ? temp_bytes : 1);
-  check(cub::DeviceScan::ExclusiveSum(temp, temp_bytes, pos, pos, w.numel, s), device, "cub scan");
+  check(primitives::exclusive_sum(temp, temp_bytes, pos, pos, w.numel, s), device, "exclusive sum");
   write_kernel<<<grid_for(w.numel), kBlock, 0, s>>>(pos, w, rule, write, rows, total);
   check_launch(device, op);
   long long found = 0;
@@ -214,9 +214,9 @@ void masked_select(const LoomKernelCall& c) {
 
 void register_masked_kernels(plugin::Registrar& r) {
   using plugin::kernel;
-  r.kernel("masked_fill_.Scalar", "cuda", kernel<masked_fill_>, kAllMask);
-  r.kernel("nonzero", "cuda", kernel<nonzero>, kAllMask);
-  r.kernel("masked_select", "cuda", kernel<masked_select>, kAllMask);
+  r.kernel("masked_fill_.Scalar", LOOM_GPU_NAME, kernel<masked_fill_>, kAllMask);
+  r.kernel("nonzero", LOOM_GPU_NAME, kernel<nonzero>, kAllMask);
+  r.kernel("masked_select", LOOM_GPU_NAME, kernel<masked_select>, kAllMask);
 }
 
 }  // namespace loom::cuda::indexing

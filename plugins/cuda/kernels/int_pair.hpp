@@ -3,6 +3,8 @@
 // "Convolution and pooling").
 #pragma once
 
+#include "vendor/gpu_target.hpp"
+
 #include <loom/plugin.hpp>
 
 #include <cstdint>
@@ -14,7 +16,7 @@ namespace loom::cuda {
 // argument and its position when it is anything else.
 inline const int64_t* int_pair(const LoomKernelCall& c, int i, const char* op, const char* name) {
   if (i >= c.num_values || c.values[i].kind != LOOM_VALUE_INT_LIST || c.values[i].u.ints.size != 2)
-    throw plugin::Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string("cuda ") + op + ": expected '" + name +
+    throw plugin::Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string(LOOM_GPU_NAME " ") + op + ": expected '" + name +
                                                             "' (value " + std::to_string(i) +
                                                             ") as a 2-element int list");
   return c.values[i].u.ints.data;

@@ -46,24 +46,24 @@ __global__ void layer_norm_rows(const T* x, T* y, const T* w, const T* b, int64_
 void layer_norm(const LoomKernelCall& c) {
   if (c.num_inputs < 3 || c.num_outputs < 1 || c.num_values < 2)
     throw Failure(LOOM_STATUS_INVALID_ARGUMENT,
-                  "cuda layer_norm: expected (input, weight, bias), (normalized_shape, eps) and an output");
+                  LOOM_GPU_NAME " layer_norm: expected (input, weight, bias), (normalized_shape, eps) and an output");
   const LoomTensorDesc& in = c.inputs[0];
   const LoomTensorDesc& out = c.outputs[0];
   if (in.dtype != out.dtype || plugin::numel(in) != plugin::numel(out))
-    throw Failure(LOOM_STATUS_INVALID_ARGUMENT, "cuda layer_norm: output must have the input's dtype and size");
+    throw Failure(LOOM_STATUS_INVALID_ARGUMENT, LOOM_GPU_NAME " layer_norm: output must have the input's dtype and size");
   if (!plugin::is_contiguous(in) || !plugin::is_contiguous(out))
     throw Failure(LOOM_STATUS_INVALID_ARGUMENT,
-                  "cuda layer_norm: registered CONTIGUOUS_ONLY, got a strided input or output");
+                  LOOM_GPU_NAME " layer_norm: registered CONTIGUOUS_ONLY, got a strided input or output");
   const LoomValue& shape = c.values[0];
   if (shape.kind != LOOM_VALUE_INT_LIST || shape.u.ints.size > in.ndim)
-    throw Failure(LOOM_STATUS_INVALID_ARGUMENT, "cuda layer_norm: normalized_shape must be an int list of at most " +
+    throw Failure(LOOM_STATUS_INVALID_ARGUMENT, LOOM_GPU_NAME " layer_norm: normalized_shape must be an int list of at most " +
                                                     std::to_string(in.ndim) + " dims");
   int64_t n = 1;
   for (int64_t i = 0; i < shape.u.ints.size; ++i) n *= shape.u.ints.data[i];
   for (int i = 1; i < 3; ++i) {
     const LoomTensorDesc& p = c.inputs[i];
     if (!plugin::is_absent(p) && (plugin::numel(p) != n || p.dtype != in.dtype || !plugin::is_contiguous(p)))
-      throw Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string("cuda layer_norm: ") + (i == 1 ? "weight" : "bias") +
+      throw Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string(LOOM_GPU_NAME " layer_norm: ") + (i == 1 ? "weight" : "bias") +
                                                       " must be " + std::to_string(n) + " contiguous elements of dtype " +
                                                       plugin::dtype_name(in.dtype));
   }
@@ -93,7 +93,7 @@ void layer_norm(const LoomKernelCall& c) {
 void register_layer_norm_kernels(plugin::Registrar& r) {
   // Contiguous rows keep every access coalesced; the core copies the rare
   // strided input, as it does for the CPU kernel.
-  r.kernel("layer_norm", "cuda", plugin::kernel<layer_norm>, kFloatingMask, LOOM_KERNEL_CONTIGUOUS_ONLY);
+  r.kernel("layer_norm", LOOM_GPU_NAME, plugin::kernel<layer_norm>, kFloatingMask, LOOM_KERNEL_CONTIGUOUS_ONLY);
 }
 
 }  // namespace loom::cuda

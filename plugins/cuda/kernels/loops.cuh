@@ -17,7 +17,7 @@
 #include "dtype.cuh"
 #include "geometry.cuh"
 
-#include <cuda_runtime_api.h>
+#include "vendor/gpu_runtime.hpp"
 
 #include <array>
 #include <cstdint>
@@ -109,7 +109,7 @@ void elementwise(const LoomTensorDesc& out, const std::array<const LoomTensorDes
   for (size_t k = 0; k < sizeof...(In); ++k) strides[k + 1] = ins[k]->strides;
   Geometry<N> g;
   if (!make_geometry<N>(out.ndim, out.shape, strides, g))
-    throw plugin::Failure(LOOM_STATUS_UNSUPPORTED, std::string("cuda ") + op + ": more than 12 non-mergeable dims");
+    throw plugin::Failure(LOOM_STATUS_UNSUPPORTED, std::string(LOOM_GPU_NAME " ") + op + ": more than 12 non-mergeable dims");
   if (g.numel == 0) return;
   Out* o = plugin::data_ptr<Out>(out);
   detail::Pack<In...> p{};
@@ -134,7 +134,7 @@ void elementwise(const LoomTensorDesc& out, const std::array<const LoomTensorDes
   if (!done) detail::dense_kernel<Out><<<grid_for(g.numel), kBlock, 0, stream>>>(o, 0, g.numel, f, p);
   const cudaError_t e = cudaGetLastError();
   if (e != cudaSuccess)
-    throw plugin::Failure(LOOM_STATUS_DEVICE_ERROR, std::string("cuda ") + op + ": kernel launch failed: " +
+    throw plugin::Failure(LOOM_STATUS_DEVICE_ERROR, std::string(LOOM_GPU_NAME " ") + op + ": kernel launch failed: " +
                                                         cudaGetErrorString(e));
 }
 

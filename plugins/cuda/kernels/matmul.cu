@@ -1,9 +1,10 @@
-// Matrix products on CUDA through cuBLAS (docs/kernel_conventions.md,
-// "matmul"): matmul and the ops the core plans exactly like it (mm, bmm,
-// dot), and the fused addmm / baddbmm (out = beta * self + alpha * A B, one
-// GEMM with C preloaded with self).
+// Matrix products on the GPU (docs/kernel_conventions.md, "matmul"):
+// matmul and the ops the core plans exactly like it (mm, bmm, dot), and the
+// fused addmm / baddbmm (out = beta * self + alpha * A B, one GEMM with C
+// preloaded with self). The products run through gemm_call.hpp's backend:
+// cuBLAS, or the plugin's own kernel where no vendor BLAS is built in.
 //
-// One cublasGemmStridedBatchedEx_64 per outer batch index covers the
+// One strided batched call per outer batch index covers the
 // innermost batch dim (a batch stride of 0 broadcasts an operand, no copy).
 // gemm_plan.hpp decides transposes and leading dimensions; an operand whose
 // layout no cuBLAS operand can express (no unit stride, or overlapping
@@ -11,18 +12,16 @@
 // launcher, keeping its broadcast batch dims broadcast. An output cuBLAS
 // cannot write in place is declined, and the core falls back.
 //
-// float32 (TF32 tensor cores only when the plugin option allow_tf32 is on),
+// float32 (with cuBLAS, TF32 tensor cores only when the plugin option allow_tf32 is on),
 // float16 and bfloat16 (float accumulation) and float64. Integer products
 // are not registered: they run on the CPU.
 #include "../cuda_error.hpp"
 #include "../device.hpp"
 #include "../runtime.hpp"
-#include "cublas_handle.hpp"
 #include "dtype.cuh"
+#include "gemm_call.hpp"
 #include "gemm_plan.hpp"
 #include "loops.cuh"
-
-#include <cublas_v2.h>
 
 #include <string>
 #include <vector>
@@ -44,22 +43,6 @@ struct ScaleBy {
   compute_t<T> s;
   __device__ T operator()(T x) const { return s == 0 ? narrow<T>(compute_t<T>(0)) : narrow<T>(widen(x) * s); }
 };
-
-// The element types and accumulation cuBLAS is asked for.
-struct BlasTypes {
-  cudaDataType data;
-  cublasComputeType_t compute;
-};
-
-template <class T>
-BlasTypes blas_types() {
-  if constexpr (std::is_same_v<T, double>) return {CUDA_R_64F, CUBLAS_COMPUTE_64F};
-  else if constexpr (std::is_same_v<T, __half>) return {CUDA_R_16F, CUBLAS_COMPUTE_32F};
-  else if constexpr (std::is_same_v<T, __nv_bfloat16>) return {CUDA_R_16BF, CUBLAS_COMPUTE_32F};
-  else
-    return {CUDA_R_32F, options().allow_tf32.load(std::memory_order_relaxed) ? CUBLAS_COMPUTE_32F_FAST_TF32
-                                                                              : CUBLAS_COMPUTE_32F};
-}
 
 // One GEMM operand as the launches read it: its first element and the
 // element strides of its (batch..., rows, cols) dims. Points into a staging
@@ -126,7 +109,7 @@ class Staging {
 void check_shapes(const LoomTensorDesc& a, const LoomTensorDesc& b, const LoomTensorDesc& out, const char* op) {
   const int32_t nd = out.ndim;
   const auto fail = [&](const std::string& what) {
-    throw Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string("cuda ") + op + ": " + what);
+    throw Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string(LOOM_GPU_NAME " ") + op + ": " + what);
   };
   if (nd < 2 || a.ndim != nd || b.ndim != nd)
     fail("operands need the output's ndim >= 2, got " + std::to_string(a.ndim) + ", " + std::to_string(b.ndim) +
@@ -155,7 +138,7 @@ void gemm(const LoomTensorDesc& a, const LoomTensorDesc& b, const LoomTensorDesc
   Operand x(a), y(b), z(out);
   gemm::Plan p = gemm::plan(x.matrix(), y.matrix(), z.matrix());
   if (!p.c_ok)
-    throw Failure(LOOM_STATUS_UNSUPPORTED, std::string("cuda ") + op +
+    throw Failure(LOOM_STATUS_UNSUPPORTED, std::string(LOOM_GPU_NAME " ") + op +
                                                ": the output has no unit stride in its last two dims");
   Staging staging(index);
   if (!p.a_ok) staging.make_dense<T>(x, a, stream, op);
@@ -163,7 +146,7 @@ void gemm(const LoomTensorDesc& a, const LoomTensorDesc& b, const LoomTensorDesc
   if (!p.a_ok || !p.b_ok) {
     p = gemm::plan(x.matrix(), y.matrix(), z.matrix());
     if (!p.a_ok || !p.b_ok)  // a dense copy is always a valid operand
-      throw Failure(LOOM_STATUS_INTERNAL, std::string("cuda ") + op + ": no cuBLAS layout for a dense operand");
+      throw Failure(LOOM_STATUS_INTERNAL, std::string(LOOM_GPU_NAME " ") + op + ": no BLAS layout for a dense operand");
   }
 
   gemm::Batches bt;
@@ -171,16 +154,28 @@ void gemm(const LoomTensorDesc& a, const LoomTensorDesc& b, const LoomTensorDesc
                          bt);
   if (bt.numel == 0) return;
 
-  const BlasTypes types = blas_types<T>();
-  using Scale = std::conditional_t<std::is_same_v<T, double>, double, float>;
-  const Scale alpha_s = static_cast<Scale>(alpha), beta_s = static_cast<Scale>(beta);
-  cublasHandle_t h = cublas_handle(index, stream);
+  // The innermost batch dim goes to one strided batched call; the outer
+  // ones are walked here.
   const int64_t item = static_cast<int64_t>(sizeof(T));
-  // The innermost batch dim goes to cuBLAS; the outer ones are walked here.
   const int32_t inner = bt.ndim - 1;
   const int64_t count = bt.shape[inner];
   const int64_t sa = bt.strides[gemm::kA][inner], sb = bt.strides[gemm::kB][inner], sc = bt.strides[gemm::kC][inner];
   const int64_t outer_count = bt.numel / count;
+  gemm::Call call;
+  call.transpose_first = p.first.transpose;
+  call.transpose_second = p.second.transpose;
+  call.m = p.m;
+  call.n = p.n;
+  call.k = p.k;
+  call.ld_first = p.first.ld;
+  call.stride_first = p.swapped ? sb : sa;
+  call.ld_second = p.second.ld;
+  call.stride_second = p.swapped ? sa : sb;
+  call.ldc = p.ldc;
+  call.stride_c = sc;
+  call.count = count;
+  call.alpha = alpha;
+  call.beta = beta;
   for (int64_t o = 0; o < outer_count; ++o) {
     int64_t oa = 0, ob = 0, oc = 0, rest = o;
     for (int32_t d = inner - 1; d >= 0; --d) {
@@ -192,15 +187,10 @@ void gemm(const LoomTensorDesc& a, const LoomTensorDesc& b, const LoomTensorDesc
     }
     const char* pa = x.data + oa * item;
     const char* pb = y.data + ob * item;
-    char* pc = const_cast<char*>(z.data) + oc * item;
-    const char* first = p.swapped ? pb : pa;
-    const char* second = p.swapped ? pa : pb;
-    check_cublas(cublasGemmStridedBatchedEx_64(
-                     h, p.first.transpose ? CUBLAS_OP_T : CUBLAS_OP_N, p.second.transpose ? CUBLAS_OP_T : CUBLAS_OP_N,
-                     p.m, p.n, p.k, &alpha_s, first, types.data, p.first.ld, p.swapped ? sb : sa, second,
-                     types.data, p.second.ld, p.swapped ? sa : sb, &beta_s, pc, types.data, p.ldc, sc, count,
-                     types.compute, CUBLAS_GEMM_DEFAULT),
-                 index, op);
+    call.first = p.swapped ? pb : pa;
+    call.second = p.swapped ? pa : pb;
+    call.c = const_cast<char*>(z.data) + oc * item;
+    gemm::strided_batched<T>(call, stream, index, op);
   }
 }
 
@@ -228,7 +218,7 @@ void product(const LoomTensorDesc& a, const LoomTensorDesc& b, const LoomTensorD
 
 void expect_call(const LoomKernelCall& c, int32_t inputs, int32_t values, const char* op) {
   if (c.num_inputs < inputs || c.num_outputs < 1 || c.num_values < values)
-    throw Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string("cuda ") + op + ": expected " + std::to_string(inputs) +
+    throw Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string(LOOM_GPU_NAME " ") + op + ": expected " + std::to_string(inputs) +
                                                     " inputs, " + std::to_string(values) + " values and an output");
 }
 
@@ -249,7 +239,7 @@ void add_product(const LoomKernelCall& c) {
   for (int32_t d = 0; same_shape && d < out.ndim; ++d) same_shape = self.shape[d] == out.shape[d];
   if (!same_shape)
     throw Failure(LOOM_STATUS_INVALID_ARGUMENT,
-                  std::string("cuda ") + Name + ": 'self' must arrive broadcast to the output's shape and dtype");
+                  std::string(LOOM_GPU_NAME " ") + Name + ": 'self' must arrive broadcast to the output's shape and dtype");
   const double beta = scalar_as<double>(c.values[0], Name), alpha = scalar_as<double>(c.values[1], Name);
   product(c.inputs[1], c.inputs[2], out, &self, alpha, beta, static_cast<cudaStream_t>(c.stream), Name);
 }
@@ -263,13 +253,13 @@ void register_matmul_kernels(plugin::Registrar& r) {
   using plugin::kernel;
   // Floating dtypes only: cuBLAS has no general integer GEMM, so integer
   // products take the CPU fallback without a wasted output allocation here.
-  r.kernel("matmul", "cuda", kernel<matmul<kMatmul>>, kFloatingMask);
+  r.kernel("matmul", LOOM_GPU_NAME, kernel<matmul<kMatmul>>, kFloatingMask);
   // The core plans mm, bmm and dot exactly as matmul.
-  r.kernel("mm", "cuda", kernel<matmul<kMm>>, kFloatingMask);
-  r.kernel("bmm", "cuda", kernel<matmul<kBmm>>, kFloatingMask);
-  r.kernel("dot", "cuda", kernel<matmul<kDot>>, kFloatingMask);
-  r.kernel("addmm", "cuda", kernel<add_product<kAddmm>>, kFloatingMask);
-  r.kernel("baddbmm", "cuda", kernel<add_product<kBaddbmm>>, kFloatingMask);
+  r.kernel("mm", LOOM_GPU_NAME, kernel<matmul<kMm>>, kFloatingMask);
+  r.kernel("bmm", LOOM_GPU_NAME, kernel<matmul<kBmm>>, kFloatingMask);
+  r.kernel("dot", LOOM_GPU_NAME, kernel<matmul<kDot>>, kFloatingMask);
+  r.kernel("addmm", LOOM_GPU_NAME, kernel<add_product<kAddmm>>, kFloatingMask);
+  r.kernel("baddbmm", LOOM_GPU_NAME, kernel<add_product<kBaddbmm>>, kFloatingMask);
 }
 
 }  // namespace loom::cuda

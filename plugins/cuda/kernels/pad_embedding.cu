@@ -80,7 +80,7 @@ void pad(const LoomKernelCall& c) {
       out.dtype != in.dtype) [[unlikely]]
     fail_op("pad", "expected one (before, after) pair per input dim and an output of the input's ndim and dtype");
   if (in.ndim > kMaxKernelDims) [[unlikely]]
-    throw plugin::Failure(LOOM_STATUS_UNSUPPORTED, "cuda pad: more than 12 dims");
+    throw plugin::Failure(LOOM_STATUS_UNSUPPORTED, LOOM_GPU_NAME " pad: more than 12 dims");
   PadGeom p{};
   p.ndim = in.ndim;
   p.mode = parse_mode(c.values[1]);
@@ -152,7 +152,7 @@ void embedding(const LoomKernelCall& c) {
   const int64_t* strides[2] = {out.strides, idx.strides};
   Geometry<2> g;
   if (!make_geometry<2>(idx.ndim, idx.shape, strides, g))
-    throw plugin::Failure(LOOM_STATUS_UNSUPPORTED, "cuda embedding: more than 12 non-mergeable dims");
+    throw plugin::Failure(LOOM_STATUS_UNSUPPORTED, LOOM_GPU_NAME " embedding: more than 12 non-mergeable dims");
   if (g.numel == 0) return;
   const int64_t D = w.shape[1], N = w.shape[0];
   const cudaStream_t s = ew::enter(c);
@@ -178,8 +178,8 @@ void embedding(const LoomKernelCall& c) {
 
 void register_pad_embedding_kernels(plugin::Registrar& r) {
   using plugin::kernel;
-  r.kernel("pad", "cuda", kernel<pad>, kAllMask);
-  r.kernel("embedding", "cuda", kernel<embedding>, kAllMask);
+  r.kernel("pad", LOOM_GPU_NAME, kernel<pad>, kAllMask);
+  r.kernel("embedding", LOOM_GPU_NAME, kernel<embedding>, kAllMask);
 }
 
 }  // namespace loom::cuda::indexing

@@ -47,11 +47,11 @@ __global__ void adaptive_avg_kernel(pool::PoolGeometry g, int64_t total, const T
 // caller. Indices (outputs[1]) are int64 of the output's shape when present.
 pool::PoolGeometry read_geometry(const LoomKernelCall& c, const char* op) {
   if (c.num_inputs < 1 || c.num_outputs < 1)
-    throw Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string("cuda ") + op + ": expected an input and an output");
+    throw Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string(LOOM_GPU_NAME " ") + op + ": expected an input and an output");
   const LoomTensorDesc &x = c.inputs[0], &y = c.outputs[0];
   if (x.ndim != 4 || y.ndim != 4 || x.dtype != y.dtype || x.shape[0] != y.shape[0] || x.shape[1] != y.shape[1])
     throw Failure(LOOM_STATUS_INVALID_ARGUMENT,
-                  std::string("cuda ") + op + ": expected 4-D input and output of one dtype with equal N and C, got " +
+                  std::string(LOOM_GPU_NAME " ") + op + ": expected 4-D input and output of one dtype with equal N and C, got " +
                       std::to_string(x.ndim) + "-D " + plugin::dtype_name(x.dtype) + " and " +
                       std::to_string(y.ndim) + "-D " + plugin::dtype_name(y.dtype));
   pool::PoolGeometry g{x.shape[0], x.shape[1], x.shape[2], x.shape[3], y.shape[2], y.shape[3], {}, {}, {}, {}, {}, {}, {}};
@@ -62,10 +62,10 @@ pool::PoolGeometry read_geometry(const LoomKernelCall& c, const char* op) {
   if (c.num_outputs > 1) {
     const LoomTensorDesc& ind = c.outputs[1];
     if (ind.ndim != 4 || ind.dtype != LOOM_DTYPE_INT64)
-      throw Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string("cuda ") + op + ": expected 4-D int64 indices");
+      throw Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string(LOOM_GPU_NAME " ") + op + ": expected 4-D int64 indices");
     for (int i = 0; i < 4; ++i) {
       if (ind.shape[i] != y.shape[i])
-        throw Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string("cuda ") + op + ": indices and output shapes differ");
+        throw Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string(LOOM_GPU_NAME " ") + op + ": indices and output shapes differ");
       g.is[i] = ind.strides[i];
     }
   }
@@ -127,11 +127,11 @@ void avg_pool2d(const LoomKernelCall& c) {
   pool::PoolGeometry g = read_geometry(c, op);
   set_window(g, c, op);
   if (c.num_values < 6)
-    throw Failure(LOOM_STATUS_INVALID_ARGUMENT, "cuda avg_pool2d: expected 6 values, got " + std::to_string(c.num_values));
+    throw Failure(LOOM_STATUS_INVALID_ARGUMENT, LOOM_GPU_NAME " avg_pool2d: expected 6 values, got " + std::to_string(c.num_values));
   const bool has_override = c.values[5].kind == LOOM_VALUE_INT;
   const pool::AvgOptions opt{c.values[4].u.i != 0, has_override, has_override ? c.values[5].u.i : 0};
   if (has_override && opt.divisor_override == 0)
-    throw Failure(LOOM_STATUS_INVALID_ARGUMENT, "cuda avg_pool2d: divisor_override must be non-zero");
+    throw Failure(LOOM_STATUS_INVALID_ARGUMENT, LOOM_GPU_NAME " avg_pool2d: divisor_override must be non-zero");
   visit<DTypes::NoBool>(c.inputs[0].dtype, op, [&](auto tag) {
     using T = decltype(tag);
     const T* x = plugin::data_ptr<const T>(c.inputs[0]);
@@ -159,10 +159,10 @@ void adaptive_avg_pool2d(const LoomKernelCall& c) {
 
 void register_pool_kernels(plugin::Registrar& r) {
   using plugin::kernel;
-  r.kernel("max_pool2d", "cuda", kernel<max_pool2d>, kFloatingMask);
-  r.kernel("max_pool2d_with_indices", "cuda", kernel<max_pool2d>, kFloatingMask);
-  r.kernel("avg_pool2d", "cuda", kernel<avg_pool2d>, kNoBoolMask);
-  r.kernel("adaptive_avg_pool2d", "cuda", kernel<adaptive_avg_pool2d>, kFloatingMask);
+  r.kernel("max_pool2d", LOOM_GPU_NAME, kernel<max_pool2d>, kFloatingMask);
+  r.kernel("max_pool2d_with_indices", LOOM_GPU_NAME, kernel<max_pool2d>, kFloatingMask);
+  r.kernel("avg_pool2d", LOOM_GPU_NAME, kernel<avg_pool2d>, kNoBoolMask);
+  r.kernel("adaptive_avg_pool2d", LOOM_GPU_NAME, kernel<adaptive_avg_pool2d>, kFloatingMask);
 }
 
 }  // namespace loom::cuda

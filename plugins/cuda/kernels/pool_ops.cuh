@@ -8,8 +8,7 @@
 
 #include "dtype.cuh"
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
+#include "vendor/gpu_runtime.hpp"
 
 #include <cstdint>
 #include <limits>

@@ -27,7 +27,7 @@ struct GeneratorState {
 GeneratorState generator_state(const LoomKernelCall& c, int at, const char* op) {
   if (c.num_values <= at || c.values[at].kind != LOOM_VALUE_INT_LIST || c.values[at].u.ints.size != 2)
     throw Failure(LOOM_STATUS_INVALID_ARGUMENT,
-                  std::string("cuda ") + op + ": the generator argument must be an int list {seed, offset}");
+                  std::string(LOOM_GPU_NAME " ") + op + ": the generator argument must be an int list {seed, offset}");
   return {static_cast<uint64_t>(c.values[at].u.ints.data[0]), static_cast<uint64_t>(c.values[at].u.ints.data[1])};
 }
 
@@ -53,14 +53,14 @@ __global__ void random_kernel(T* out, Geometry<1> g, GeneratorState gen, SampleT
 template <bool Normal>
 void random_op(const LoomKernelCall& c) {
   const char* op = Normal ? "normal_" : "uniform_";
-  if (c.num_outputs < 1 || c.num_values < 3) throw Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string("cuda ") + op + ": malformed call");
+  if (c.num_outputs < 1 || c.num_values < 3) throw Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string(LOOM_GPU_NAME " ") + op + ": malformed call");
   const LoomTensorDesc& out = c.outputs[0];
   const GeneratorState gen = generator_state(c, 2, op);
   const double a = plugin::value_float(c, 0), b = plugin::value_float(c, 1);  // from/to or mean/std
   const int64_t* strides[1] = {out.strides};
   Geometry<1> g;
   if (!make_geometry<1>(out.ndim, out.shape, strides, g))
-    throw Failure(LOOM_STATUS_UNSUPPORTED, std::string("cuda ") + op + ": more than 12 non-mergeable dims");
+    throw Failure(LOOM_STATUS_UNSUPPORTED, std::string(LOOM_GPU_NAME " ") + op + ": more than 12 non-mergeable dims");
   if (g.numel == 0) return;
   use_device(out.device.index);
   const cudaStream_t s = static_cast<cudaStream_t>(c.stream);
@@ -94,15 +94,15 @@ __global__ void dropout_kernel(T* out, const T* in, Geometry<2> g, GeneratorStat
 
 void dropout(const LoomKernelCall& c) {
   if (c.num_inputs < 1 || c.num_outputs < 1 || c.num_values < 3)
-    throw Failure(LOOM_STATUS_INVALID_ARGUMENT, "cuda dropout: malformed call");
+    throw Failure(LOOM_STATUS_INVALID_ARGUMENT, LOOM_GPU_NAME " dropout: malformed call");
   const LoomTensorDesc &in = c.inputs[0], &out = c.outputs[0];
   const double p = plugin::value_float(c, 0);
-  if (!(p >= 0 && p <= 1)) throw Failure(LOOM_STATUS_INVALID_ARGUMENT, "cuda dropout: p must be in [0, 1]");
+  if (!(p >= 0 && p <= 1)) throw Failure(LOOM_STATUS_INVALID_ARGUMENT, LOOM_GPU_NAME " dropout: p must be in [0, 1]");
   const GeneratorState gen = generator_state(c, 2, "dropout");
   const int64_t* strides[2] = {out.strides, in.strides};
   Geometry<2> g;
   if (!make_geometry<2>(out.ndim, out.shape, strides, g))
-    throw Failure(LOOM_STATUS_UNSUPPORTED, "cuda dropout: more than 12 non-mergeable dims");
+    throw Failure(LOOM_STATUS_UNSUPPORTED, LOOM_GPU_NAME " dropout: more than 12 non-mergeable dims");
   if (g.numel == 0) return;
   use_device(out.device.index);
   const cudaStream_t s = static_cast<cudaStream_t>(c.stream);
@@ -124,9 +124,9 @@ void dropout(const LoomKernelCall& c) {
 
 void register_random_kernels(plugin::Registrar& r) {
   using plugin::kernel;
-  r.kernel("uniform_", "cuda", kernel<random_op<false>>, kFloatingMask);
-  r.kernel("normal_", "cuda", kernel<random_op<true>>, kFloatingMask);
-  r.kernel("dropout", "cuda", kernel<dropout>, kFloatingMask);
+  r.kernel("uniform_", LOOM_GPU_NAME, kernel<random_op<false>>, kFloatingMask);
+  r.kernel("normal_", LOOM_GPU_NAME, kernel<random_op<true>>, kFloatingMask);
+  r.kernel("dropout", LOOM_GPU_NAME, kernel<dropout>, kFloatingMask);
 }
 
 }  // namespace loom::cuda

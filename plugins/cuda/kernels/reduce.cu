@@ -18,7 +18,7 @@ int multiprocessor_count(int index) {
   int n = cached ? cache[index].load(std::memory_order_relaxed) : 0;
   if (n > 0) return n;
   if (cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, index) != cudaSuccess || n <= 0) {
-    cudaGetLastError();  // clear it: a guess only shapes the launch
+    (void)cudaGetLastError();  // clear it: a guess only shapes the launch
     n = 132;
   }
   if (cached) cache[index].store(n, std::memory_order_relaxed);
@@ -29,7 +29,7 @@ void check_launch(const char* op) {
   const cudaError_t e = cudaGetLastError();
   if (e != cudaSuccess)
     throw plugin::Failure(LOOM_STATUS_DEVICE_ERROR,
-                          std::string("cuda ") + op + ": kernel launch failed: " + cudaGetErrorString(e));
+                          std::string(LOOM_GPU_NAME " ") + op + ": kernel launch failed: " + cudaGetErrorString(e));
 }
 
 namespace {
@@ -37,7 +37,7 @@ namespace {
 // Output in the input's dtype (sum, mean, prod).
 template <DTypes Set, template <class> class MakeOp>
 void same_dtype_reduction(const LoomKernelCall& c, const char* name) {
-  if (c.num_inputs < 1) throw plugin::Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string("cuda ") + name + ": no input");
+  if (c.num_inputs < 1) throw plugin::Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string(LOOM_GPU_NAME " ") + name + ": no input");
   const int32_t dtype = c.inputs[0].dtype;
   const ReducePlan plan = prepare_reduction(c, name, 1, &dtype, 1);
   visit<Set>(dtype, name, [&](auto tag) {
@@ -92,7 +92,7 @@ void logical(const LoomKernelCall& c, const char* name) {
     default: break;
   }
   throw plugin::Failure(LOOM_STATUS_UNSUPPORTED,
-                        std::string("cuda ") + name + ": dtype " + plugin::dtype_name(in.dtype) + " is not supported");
+                        std::string(LOOM_GPU_NAME " ") + name + ": dtype " + plugin::dtype_name(in.dtype) + " is not supported");
 }
 
 void all(const LoomKernelCall& c) { logical<true>(c, "all"); }
@@ -105,23 +105,23 @@ void any(const LoomKernelCall& c) { logical<false>(c, "any"); }
 // every dtype; the statistics and mean floating dtypes only.
 void register_reduce_kernels(plugin::Registrar& r) {
   using plugin::kernel;
-  r.kernel("sum", "cuda", kernel<sum>, kAllMask);
-  r.kernel("mean", "cuda", kernel<mean>, kFloatingMask);
-  r.kernel("prod", "cuda", kernel<prod>, kAllMask);
-  r.kernel("amax", "cuda", kernel<amax>, kAllMask);
-  r.kernel("amin", "cuda", kernel<amin>, kAllMask);
-  r.kernel("max.dim", "cuda", kernel<max_dim>, kAllMask);
-  r.kernel("min.dim", "cuda", kernel<min_dim>, kAllMask);
-  r.kernel("argmax", "cuda", kernel<argmax>, kAllMask);
-  r.kernel("argmin", "cuda", kernel<argmin>, kAllMask);
-  r.kernel("var", "cuda", kernel<var>, kFloatingMask);
-  r.kernel("std", "cuda", kernel<stddev>, kFloatingMask);
-  r.kernel("norm", "cuda", kernel<norm>, kFloatingMask);
-  r.kernel("logsumexp", "cuda", kernel<logsumexp>, kFloatingMask);
-  r.kernel("all", "cuda", kernel<all>, kAllMask);
-  r.kernel("any", "cuda", kernel<any>, kAllMask);
-  r.kernel("cumsum", "cuda", kernel<cumsum>, kAllMask);
-  r.kernel("cumprod", "cuda", kernel<cumprod>, kAllMask);
+  r.kernel("sum", LOOM_GPU_NAME, kernel<sum>, kAllMask);
+  r.kernel("mean", LOOM_GPU_NAME, kernel<mean>, kFloatingMask);
+  r.kernel("prod", LOOM_GPU_NAME, kernel<prod>, kAllMask);
+  r.kernel("amax", LOOM_GPU_NAME, kernel<amax>, kAllMask);
+  r.kernel("amin", LOOM_GPU_NAME, kernel<amin>, kAllMask);
+  r.kernel("max.dim", LOOM_GPU_NAME, kernel<max_dim>, kAllMask);
+  r.kernel("min.dim", LOOM_GPU_NAME, kernel<min_dim>, kAllMask);
+  r.kernel("argmax", LOOM_GPU_NAME, kernel<argmax>, kAllMask);
+  r.kernel("argmin", LOOM_GPU_NAME, kernel<argmin>, kAllMask);
+  r.kernel("var", LOOM_GPU_NAME, kernel<var>, kFloatingMask);
+  r.kernel("std", LOOM_GPU_NAME, kernel<stddev>, kFloatingMask);
+  r.kernel("norm", LOOM_GPU_NAME, kernel<norm>, kFloatingMask);
+  r.kernel("logsumexp", LOOM_GPU_NAME, kernel<logsumexp>, kFloatingMask);
+  r.kernel("all", LOOM_GPU_NAME, kernel<all>, kAllMask);
+  r.kernel("any", LOOM_GPU_NAME, kernel<any>, kAllMask);
+  r.kernel("cumsum", LOOM_GPU_NAME, kernel<cumsum>, kAllMask);
+  r.kernel("cumprod", LOOM_GPU_NAME, kernel<cumprod>, kAllMask);
 }
 
 }  // namespace loom::cuda

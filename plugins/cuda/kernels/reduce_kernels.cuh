@@ -21,7 +21,7 @@
 #include "reduce_plan.hpp"
 #include "warp.cuh"
 
-#include <cuda_runtime_api.h>
+#include "vendor/gpu_runtime.hpp"
 
 #include <string>
 #include <type_traits>
@@ -166,7 +166,7 @@ void run_reduction(const Op& op, const ReducePlan& plan, const LoomTensorDesc& i
   if (plan.num_outputs == 0) return;
   if (plan.num_reduced == 0 && !Op::kHasIdentity)
     throw plugin::Failure(LOOM_STATUS_INVALID_ARGUMENT,
-                          std::string("cuda ") + name + ": reduction over zero elements has no identity");
+                          std::string(LOOM_GPU_NAME " ") + name + ": reduction over zero elements has no identity");
   use_device(index);
   const auto* in = plugin::data_ptr<const typename Op::In>(input);
   detail::ReduceArgs args{plan, {}, nullptr};
@@ -175,7 +175,7 @@ void run_reduction(const Op& op, const ReducePlan& plan, const LoomTensorDesc& i
     int n = 0;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, detail::reduce_kernel<Op>, kReduceThreads, 0) != cudaSuccess ||
         n <= 0) {
-      cudaGetLastError();  // a guess only shapes the launch
+      (void)cudaGetLastError();  // a guess only shapes the launch
       n = 4;
     }
     return n;
@@ -184,7 +184,7 @@ void run_reduction(const Op& op, const ReducePlan& plan, const LoomTensorDesc& i
                               int64_t{multiprocessor_count(index)} * per_sm);
   const ReduceLaunch& L = args.launch;
   if (L.grid_x > 0x7fffffff)
-    throw plugin::Failure(LOOM_STATUS_UNSUPPORTED, std::string("cuda ") + name + ": too many outputs for one grid");
+    throw plugin::Failure(LOOM_STATUS_UNSUPPORTED, std::string(LOOM_GPU_NAME " ") + name + ": too many outputs for one grid");
   CachingAllocator* alloc = nullptr;
   if (L.splits > 1) {
     alloc = &allocator(index);

@@ -12,7 +12,7 @@ namespace {
 
 template <bool IsMax>
 void extreme(const LoomKernelCall& c, const char* name) {
-  if (c.num_inputs < 1) throw plugin::Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string("cuda ") + name + ": no input");
+  if (c.num_inputs < 1) throw plugin::Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string(LOOM_GPU_NAME " ") + name + ": no input");
   const int32_t dtype = c.inputs[0].dtype;
   const ReducePlan plan = prepare_reduction(c, name, 1, &dtype, 1);
   visit<DTypes::All>(dtype, name, [&](auto tag) {
@@ -26,10 +26,10 @@ void extreme(const LoomKernelCall& c, const char* name) {
 // would make "the index" ambiguous.
 void expect_one_dim(const LoomKernelCall& c, const char* name) {
   if (c.num_values < 1)
-    throw plugin::Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string("cuda ") + name + ": missing the dim");
+    throw plugin::Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string(LOOM_GPU_NAME " ") + name + ": missing the dim");
   const LoomValue& v = c.values[0];
   if (v.kind == LOOM_VALUE_INT_LIST && v.u.ints.size > 1)
-    throw plugin::Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string("cuda ") + name + ": expected one reduced dim, got " +
+    throw plugin::Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string(LOOM_GPU_NAME " ") + name + ": expected one reduced dim, got " +
                                                             std::to_string(v.u.ints.size));
 }
 
@@ -37,7 +37,7 @@ void expect_one_dim(const LoomKernelCall& c, const char* name) {
 template <bool IsMax, bool WithValues>
 void arg_extreme(const LoomKernelCall& c, const char* name) {
   expect_one_dim(c, name);
-  if (c.num_inputs < 1) throw plugin::Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string("cuda ") + name + ": no input");
+  if (c.num_inputs < 1) throw plugin::Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string(LOOM_GPU_NAME " ") + name + ": no input");
   const int32_t dtype = c.inputs[0].dtype;
   const int32_t dtypes[2] = {WithValues ? dtype : LOOM_DTYPE_INT64, LOOM_DTYPE_INT64};
   const ReducePlan plan = prepare_reduction(c, name, 1, dtypes, WithValues ? 2 : 1);

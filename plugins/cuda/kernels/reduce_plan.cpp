@@ -14,7 +14,7 @@ namespace {
 using plugin::Failure;
 
 [[noreturn]] void invalid(const char* op, const std::string& what) {
-  throw Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string("cuda ") + op + ": " + what);
+  throw Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string(LOOM_GPU_NAME " ") + op + ": " + what);
 }
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -137,7 +137,7 @@ ReducePlan prepare_reduction(const LoomKernelCall& c, const char* op, int32_t nu
   if (!plan_reduction(in.ndim, in.shape, in.strides, reduced, c.outputs[0].strides,
                       c.outputs[num_outputs - 1].strides, plan))
     throw Failure(LOOM_STATUS_UNSUPPORTED,
-                  std::string("cuda ") + op + ": more than " + std::to_string(kMaxWalkDims) +
+                  std::string(LOOM_GPU_NAME " ") + op + ": more than " + std::to_string(kMaxWalkDims) +
                       " kept or reduced dims that do not merge");
   return plan;
 }

@@ -16,16 +16,12 @@
 // positions along that dim.
 #pragma once
 
+#include "vendor/gpu_target.hpp"
+
 #include <loom/plugin_api.h>
 
 #include <cstddef>
 #include <cstdint>
-
-#if defined(__CUDACC__)
-#define LOOM_CUDA_HD __host__ __device__
-#else
-#define LOOM_CUDA_HD
-#endif
 
 namespace loom::cuda {
 
@@ -42,7 +38,7 @@ struct DimWalk {
   int64_t strides[N][kMaxWalkDims] = {};
 
   // Element offsets of every operand for linear index i (i < numel).
-  LOOM_CUDA_HD void offsets(int64_t i, int64_t (&off)[N]) const {
+  LOOM_HD void offsets(int64_t i, int64_t (&off)[N]) const {
     for (int k = 0; k < N; ++k) off[k] = 0;
     for (int d = ndim - 1; d >= 0; --d) {
       const int64_t q = ndim == 1 ? 0 : i / shape[d], r = i - q * shape[d];
@@ -51,7 +47,7 @@ struct DimWalk {
     }
   }
   // Offset of operand 0 only (the reduced walk has one operand).
-  LOOM_CUDA_HD int64_t offset0(int64_t i) const {
+  LOOM_HD int64_t offset0(int64_t i) const {
     if (ndim == 1) return i * strides[0][0];
     int64_t off = 0;
     for (int d = ndim - 1; d >= 0; --d) {
@@ -72,14 +68,14 @@ struct WalkCursor {
   int64_t pos;   // position within it
   int64_t base;  // offset of the run's first element
 
-  LOOM_CUDA_HD WalkCursor(const DimWalk<1>& w, int64_t r) : walk(&w) {
+  LOOM_HD WalkCursor(const DimWalk<1>& w, int64_t r) : walk(&w) {
     const int64_t n = w.shape[w.ndim - 1];
     row = r / n;
     pos = r - row * n;
     base = w.offset0(row * n);
   }
-  LOOM_CUDA_HD int64_t offset() const { return base + pos * walk->strides[0][walk->ndim - 1]; }
-  LOOM_CUDA_HD void advance(int64_t step) {
+  LOOM_HD int64_t offset() const { return base + pos * walk->strides[0][walk->ndim - 1]; }
+  LOOM_HD void advance(int64_t step) {
     const int64_t n = walk->shape[walk->ndim - 1];
     pos += step;
     if (pos < n) return;
@@ -171,7 +167,7 @@ struct ScanPlan {
   int64_t tile_len = 0;  // elements per tile (a multiple of 32 for warps)
 
   // Elements [begin, end) of a line that tile `tile` scans.
-  LOOM_CUDA_HD void tile_range(int64_t tile, int64_t& begin, int64_t& end) const {
+  LOOM_HD void tile_range(int64_t tile, int64_t& begin, int64_t& end) const {
     begin = tiles > 1 ? tile * tile_len : 0;
     end = tiles > 1 && begin + tile_len < len ? begin + tile_len : len;
   }

@@ -11,7 +11,7 @@ namespace loom::cuda {
 namespace {
 
 int32_t input_dtype(const LoomKernelCall& c, const char* name) {
-  if (c.num_inputs < 1) throw plugin::Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string("cuda ") + name + ": no input");
+  if (c.num_inputs < 1) throw plugin::Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string(LOOM_GPU_NAME " ") + name + ": no input");
   return c.inputs[0].dtype;
 }
 
@@ -36,7 +36,7 @@ void norm_kernel(const LoomKernelCall& c) {
   const int32_t dtype = input_dtype(c, "norm");
   const ReducePlan plan = prepare_reduction(c, "norm", 2, &dtype, 1);
   const double p = plugin::value_float(c, 1);
-  if (p != p) throw plugin::Failure(LOOM_STATUS_INVALID_ARGUMENT, "cuda norm: p is NaN");
+  if (p != p) throw plugin::Failure(LOOM_STATUS_INVALID_ARGUMENT, LOOM_GPU_NAME " norm: p is NaN");
   visit<DTypes::Floating>(dtype, "norm", [&](auto tag) {
     using T = decltype(tag);
     run(reduce::NormOp<T>{reduce::norm_kind(p), p, plugin::data_ptr<T>(c.outputs[0])}, plan, c, "norm");

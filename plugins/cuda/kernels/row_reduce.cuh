@@ -15,7 +15,7 @@
 
 #include "row_ops.cuh"
 
-#include <cuda_runtime_api.h>
+#include "vendor/gpu_runtime.hpp"
 
 #include <cstdint>
 #include <type_traits>
@@ -54,9 +54,13 @@ __device__ inline S merge_row(S s) {
     return shfl(warp_to_lane0(s), 0);
   } else {
     static_assert(RowThreads % 32 == 0 && RowThreads <= 1024, "a block row group is whole warps");
-    // Raw storage: a __shared__ variable cannot have a constructor.
-    __shared__ alignas(S) unsigned char raw[(RowThreads / 32) * sizeof(S)];
-    S* partial = reinterpret_cast<S*>(raw);
+    // Raw storage: a __shared__ variable cannot have a constructor. (The
+    // alignment sits on a type: clang takes no alignas after __shared__.)
+    struct alignas(S) Raw {
+      unsigned char bytes[(RowThreads / 32) * sizeof(S)];
+    };
+    __shared__ Raw raw;
+    S* partial = reinterpret_cast<S*>(raw.bytes);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     s = warp_to_lane0(s);
     if (lane == 0) partial[warp] = s;

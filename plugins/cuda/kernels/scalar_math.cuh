@@ -16,7 +16,7 @@
 
 #include "dtype.cuh"
 
-#include <cuda_runtime.h>
+#include "vendor/gpu_runtime.hpp"
 
 #include <cmath>
 #include <cstdint>

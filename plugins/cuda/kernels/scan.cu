@@ -19,7 +19,7 @@
 
 #include <loom/plugin/strided.hpp>
 
-#include <cuda_runtime_api.h>
+#include "vendor/gpu_runtime.hpp"
 
 #include <string>
 
@@ -212,14 +212,14 @@ void run_scan(const ScanPlan& p, const LoomTensorDesc& in, const LoomTensorDesc&
 template <bool IsProd>
 void scan(const LoomKernelCall& c, const char* name) {
   if (c.num_inputs != 1 || c.num_outputs != 1 || c.num_values < 1)
-    throw Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string("cuda ") + name + ": expected (self, dim) and one output");
+    throw Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string(LOOM_GPU_NAME " ") + name + ": expected (self, dim) and one output");
   const LoomTensorDesc& in = c.inputs[0];
   const LoomTensorDesc& out = c.outputs[0];
   bool same = in.ndim == out.ndim && in.dtype == out.dtype && in.ndim >= 0 && in.ndim <= plugin::kMaxIterDims;
   for (int32_t d = 0; same && d < in.ndim; ++d) same = in.shape[d] == out.shape[d];
   if (!same)
     throw Failure(LOOM_STATUS_INVALID_ARGUMENT,
-                  std::string("cuda ") + name + ": the output must have the input's shape and dtype (" +
+                  std::string(LOOM_GPU_NAME " ") + name + ": the output must have the input's shape and dtype (" +
                       plugin::dtype_name(in.dtype) + ", " + std::to_string(in.ndim) + " dims), got " +
                       plugin::dtype_name(out.dtype) + " with " + std::to_string(out.ndim) + " dims");
   const LoomValue& v = c.values[0];
@@ -227,14 +227,14 @@ void scan(const LoomKernelCall& c, const char* name) {
   if (v.kind == LOOM_VALUE_INT) dim = v.u.i;
   else if (v.kind == LOOM_VALUE_INT_LIST && v.u.ints.size == 1) dim = v.u.ints.data[0];
   if (dim < 0 || dim >= (in.ndim > 0 ? in.ndim : 1))  // a 0-d input scans as one element
-    throw Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string("cuda ") + name + ": bad scan dim " + std::to_string(dim) +
+    throw Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string(LOOM_GPU_NAME " ") + name + ": bad scan dim " + std::to_string(dim) +
                                                     " (value kind " + std::to_string(v.kind) + ") for " +
                                                     std::to_string(in.ndim) + " dims");
   const int index = in.device.index;
   use_device(index);
   ScanPlan p;
   if (!plan_scan(in.ndim, in.shape, in.strides, out.strides, static_cast<int32_t>(dim), multiprocessor_count(index), p))
-    throw Failure(LOOM_STATUS_UNSUPPORTED, std::string("cuda ") + name + ": more than " +
+    throw Failure(LOOM_STATUS_UNSUPPORTED, std::string(LOOM_GPU_NAME " ") + name + ": more than " +
                                                std::to_string(kMaxWalkDims) + " dims that do not merge");
   if (p.num_lines == 0 || p.len == 0) return;
   visit<DTypes::All>(in.dtype, name, [&](auto tag) {

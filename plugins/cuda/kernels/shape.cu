@@ -51,7 +51,7 @@ void cat(const LoomKernelCall& c) {
       const int64_t* strides[2] = {out.strides, in.strides};
       Geometry<2> g;
       if (!make_geometry<2>(in.ndim, in.shape, strides, g))
-        throw plugin::Failure(LOOM_STATUS_UNSUPPORTED, "cuda cat: more than 12 non-mergeable dims");
+        throw plugin::Failure(LOOM_STATUS_UNSUPPORTED, LOOM_GPU_NAME " cat: more than 12 non-mergeable dims");
       if (g.numel > 0)
         move_kernel<<<grid_for(g.numel), kBlock, 0, s>>>(plugin::data_ptr<W>(out) + at * out.strides[d],
                                                          plugin::data_ptr<const W>(in), g);
@@ -77,7 +77,7 @@ struct DimMap {
 
 DimMap make_map(const LoomTensorDesc& in, const LoomTensorDesc& out, const char* op) {
   if (out.ndim > kMaxKernelDims) [[unlikely]]
-    throw plugin::Failure(LOOM_STATUS_UNSUPPORTED, std::string("cuda ") + op + ": more than 12 dims");
+    throw plugin::Failure(LOOM_STATUS_UNSUPPORTED, std::string(LOOM_GPU_NAME " ") + op + ": more than 12 dims");
   DimMap m{};
   m.ndim = out.ndim;
   m.numel = plugin::numel(out);
@@ -200,13 +200,13 @@ void triangle(const LoomKernelCall& c) {
 
 void register_shape_kernels(plugin::Registrar& r) {
   using plugin::kernel;
-  r.kernel("cat", "cuda", kernel<cat>, kAllMask);
-  r.kernel("flip", "cuda", kernel<flip>, kAllMask);
-  r.kernel("roll", "cuda", kernel<roll>, kAllMask);
-  r.kernel("tril", "cuda", kernel<triangle<true, false>>, kAllMask);
-  r.kernel("triu", "cuda", kernel<triangle<false, false>>, kAllMask);
-  r.kernel("tril_", "cuda", kernel<triangle<true, true>>, kAllMask);
-  r.kernel("triu_", "cuda", kernel<triangle<false, true>>, kAllMask);
+  r.kernel("cat", LOOM_GPU_NAME, kernel<cat>, kAllMask);
+  r.kernel("flip", LOOM_GPU_NAME, kernel<flip>, kAllMask);
+  r.kernel("roll", LOOM_GPU_NAME, kernel<roll>, kAllMask);
+  r.kernel("tril", LOOM_GPU_NAME, kernel<triangle<true, false>>, kAllMask);
+  r.kernel("triu", LOOM_GPU_NAME, kernel<triangle<false, false>>, kAllMask);
+  r.kernel("tril_", LOOM_GPU_NAME, kernel<triangle<true, true>>, kAllMask);
+  r.kernel("triu_", LOOM_GPU_NAME, kernel<triangle<false, true>>, kAllMask);
 }
 
 }  // namespace loom::cuda::indexing

@@ -47,19 +47,19 @@ __global__ void softmax_rows(const T* x, T* y, Geometry<2> rows, int64_t n, int6
 template <bool Log>
 void softmax_kernel(const LoomKernelCall& c, const char* op) {
   if (c.num_inputs < 1 || c.num_outputs < 1 || c.num_values < 1)
-    throw Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string("cuda ") + op + ": expected (self, dim) and an output");
+    throw Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string(LOOM_GPU_NAME " ") + op + ": expected (self, dim) and an output");
   const LoomTensorDesc& in = c.inputs[0];
   const LoomTensorDesc& out = c.outputs[0];
   if (in.ndim != out.ndim || in.dtype != out.dtype)
     throw Failure(LOOM_STATUS_INVALID_ARGUMENT,
-                  std::string("cuda ") + op + ": output must have the input's ndim and dtype");
+                  std::string(LOOM_GPU_NAME " ") + op + ": output must have the input's ndim and dtype");
   for (int32_t d = 0; d < in.ndim; ++d)
     if (in.shape[d] != out.shape[d])
-      throw Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string("cuda ") + op + ": output shape differs at dim " +
+      throw Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string(LOOM_GPU_NAME " ") + op + ": output shape differs at dim " +
                                                       std::to_string(d));
   const int64_t dim = plugin::value_int(c, 0);
   if (dim < 0 || dim >= in.ndim)
-    throw Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string("cuda ") + op + ": dim " + std::to_string(dim) +
+    throw Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string(LOOM_GPU_NAME " ") + op + ": dim " + std::to_string(dim) +
                                                     " out of range for a " + std::to_string(in.ndim) + "-d tensor");
   if (plugin::numel(in) == 0) return;
 
@@ -74,7 +74,7 @@ void softmax_kernel(const LoomKernelCall& c, const char* op) {
   const int64_t* strides[2] = {sx.data(), sy.data()};
   Geometry<2> g;
   if (!make_geometry<2>(static_cast<int32_t>(shape.size()), shape.data(), strides, g))
-    throw Failure(LOOM_STATUS_UNSUPPORTED, std::string("cuda ") + op + ": more than 12 non-mergeable dims");
+    throw Failure(LOOM_STATUS_UNSUPPORTED, std::string(LOOM_GPU_NAME " ") + op + ": more than 12 non-mergeable dims");
   const int64_t n = in.shape[dim], step_x = in.strides[dim], step_y = out.strides[dim];
   const rows::RowLaunch l = rows::pick_row_launch(g.numel, n, step_x != 1 && n > 1);
 
@@ -98,8 +98,8 @@ void log_softmax(const LoomKernelCall& c) { softmax_kernel<true>(c, "log_softmax
 
 void register_softmax_kernels(plugin::Registrar& r) {
   using plugin::kernel;
-  r.kernel("softmax", "cuda", kernel<softmax>, kFloatingMask);
-  r.kernel("log_softmax", "cuda", kernel<log_softmax>, kFloatingMask);
+  r.kernel("softmax", LOOM_GPU_NAME, kernel<softmax>, kFloatingMask);
+  r.kernel("log_softmax", LOOM_GPU_NAME, kernel<log_softmax>, kFloatingMask);
 }
 
 }  // namespace loom::cuda

@@ -5,20 +5,20 @@
 //
 // Rows are gathered into contiguous (key, index) pairs, the keys mapped to
 // unsigned integers in sort order (indexing_ops.cuh sort_key: NaNs made one
-// key, -0 made +0), and sorted with cub's segmented radix sort, which is
-// stable in both directions: equal keys keep index order, as required. The
+// key, -0 made +0), and sorted with a segmented radix sort (CUB's or
+// rocPRIM's, vendor/gpu_primitives.cuh), which is stable in both directions: equal keys keep index order, as required. The
 // outputs then read the values back from the input at the sorted indices
 // (so NaN payloads and -0 survive). topk sorts whole rows and writes the
 // first k: the "sorted" flag may be ignored, best-first is always valid.
-// cub's segmented sort counts items in int: calls with 2^31 elements or
+// The segmented sort counts items in int: calls with 2^31 elements or
 // more are declined (UNSUPPORTED: the core falls back to the CPU).
 #include "device_blocks.hpp"
 #include "elementwise_args.hpp"
 #include "geometry.cuh"
 #include "index_shape.hpp"
 #include "indexing_ops.cuh"
+#include "vendor/gpu_primitives.cuh"
 
-#include <cub/device/device_segmented_radix_sort.cuh>
 
 #include <climits>
 
@@ -81,7 +81,7 @@ void sort_rows(const LoomKernelCall& c, const char* op, int32_t dim, int64_t k, 
   const LoomTensorDesc& values = c.outputs[0];
   const LoomTensorDesc& indices = c.outputs[1];
   if (in.ndim > kMaxKernelDims + 1) [[unlikely]]
-    throw plugin::Failure(LOOM_STATUS_UNSUPPORTED, std::string("cuda ") + op + ": more than 13 dims");
+    throw plugin::Failure(LOOM_STATUS_UNSUPPORTED, std::string(LOOM_GPU_NAME " ") + op + ": more than 13 dims");
   Rows p{};
   p.n = in.ndim == 0 ? 1 : in.shape[dim];
   p.k = k;
@@ -100,7 +100,7 @@ void sort_rows(const LoomKernelCall& c, const char* op, int32_t dim, int64_t k, 
   const int64_t total = rows * p.n;
   if (total == 0 || k == 0) return;
   if (total > INT_MAX) [[unlikely]]
-    throw plugin::Failure(LOOM_STATUS_UNSUPPORTED, std::string("cuda ") + op + ": " + std::to_string(total) +
+    throw plugin::Failure(LOOM_STATUS_UNSUPPORTED, std::string(LOOM_GPU_NAME " ") + op + ": " + std::to_string(total) +
                                                        " elements exceed the segmented sort's int count");
   const int device = values.device.index;
   const cudaStream_t s = ew::enter(c);
@@ -118,16 +118,12 @@ void sort_rows(const LoomKernelCall& c, const char* op, int32_t dim, int64_t k, 
   check_launch(device, op);
   const int items = static_cast<int>(total), segments = static_cast<int>(rows), end_bit = sort_key_bits<T>;
   auto run = [&](void* temp, size_t& bytes) {
-    return descending ? cub::DeviceSegmentedRadixSort::SortPairsDescending(
-                            temp, bytes, keys, sorted_keys, order, sorted_order, items, segments, offsets,
-                            offsets + 1, 0, end_bit, s)
-                      : cub::DeviceSegmentedRadixSort::SortPairs(temp, bytes, keys, sorted_keys, order, sorted_order,
-                                                                 items, segments, offsets, offsets + 1, 0, end_bit,
-                                                                 s);
+    return primitives::segmented_sort_pairs(descending, temp, bytes, keys, sorted_keys, order, sorted_order, items,
+                                            segments, offsets, end_bit, s);
   };
   size_t temp_bytes = 0;
-  check(run(nullptr, temp_bytes), device, "cub segmented sort (size)");
-  check(run(blocks.get(temp_bytes > 0 ? temp_bytes : 1), temp_bytes), device, "cub segmented sort");
+  check(run(nullptr, temp_bytes), device, "segmented sort (size)");
+  check(run(blocks.get(temp_bytes > 0 ? temp_bytes : 1), temp_bytes), device, "segmented sort");
   const int64_t count = rows * k;
   write_kernel<<<grid_for(count), kBlock, 0, s>>>(x, p, count, sorted_order, plugin::data_ptr<T>(values),
                                                   plugin::data_ptr<int64_t>(indices));
@@ -177,8 +173,8 @@ void topk(const LoomKernelCall& c) {
 
 void register_sort_kernels(plugin::Registrar& r) {
   using plugin::kernel;
-  r.kernel("sort", "cuda", kernel<sort>, kAllMask);
-  r.kernel("topk", "cuda", kernel<topk>, kNoBoolMask);
+  r.kernel("sort", LOOM_GPU_NAME, kernel<sort>, kAllMask);
+  r.kernel("topk", LOOM_GPU_NAME, kernel<topk>, kNoBoolMask);
 }
 
 }  // namespace loom::cuda::indexing

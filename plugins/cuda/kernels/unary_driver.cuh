@@ -89,8 +89,8 @@ void register_unary(plugin::Registrar& r, bool in_place, const char* file = __bu
                     int line = __builtin_LINE()) {
   constexpr uint64_t mask = rule_mask(Family::rule);
   constexpr LoomKernelFn fn = plugin::kernel<unary_kernel<Family>>;
-  r.kernel(Family::name, "cuda", fn, mask, 0, nullptr, file, line);
-  if (in_place) r.kernel((std::string(Family::name) + "_").c_str(), "cuda", fn, mask, 0, nullptr, file, line);
+  r.kernel(Family::name, LOOM_GPU_NAME, fn, mask, 0, nullptr, file, line);
+  if (in_place) r.kernel((std::string(Family::name) + "_").c_str(), LOOM_GPU_NAME, fn, mask, 0, nullptr, file, line);
 }
 
 }  // namespace loom::cuda::ew

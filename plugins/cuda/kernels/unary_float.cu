@@ -119,8 +119,8 @@ void register_unary_float_kernels(plugin::Registrar& r) {
   register_unary<SoftplusFamily>(r, true);
   register_unary<EluFamily>(r, true);
   register_unary<LeakyReluFamily>(r, true);
-  r.kernel("gelu", "cuda", plugin::kernel<gelu>, kFloatingMask);
-  r.kernel("gelu_", "cuda", plugin::kernel<gelu>, kFloatingMask);
+  r.kernel("gelu", LOOM_GPU_NAME, plugin::kernel<gelu>, kFloatingMask);
+  r.kernel("gelu_", LOOM_GPU_NAME, plugin::kernel<gelu>, kFloatingMask);
 }
 
 }  // namespace loom::cuda::ew

@@ -9,49 +9,57 @@
 #include <algorithm>
 #include <string>
 
+// The device type under test: "cuda", or "hip" when plugins/hip/tests
+// builds this file for the HIP plugin (built from the same sources).
+#ifndef LOOM_TEST_GPU
+#define LOOM_TEST_GPU "cuda"
+#endif
+
 namespace {
 
-int cuda_devices() {
+int gpu_devices() {
   // The name resolves through the registry (loading the plugin); the
   // count is the plugin's.
   (void)loom::device_type_names();
-  return loom::device_count("cuda");
+  return loom::device_count(LOOM_TEST_GPU);
 }
 
 }  // namespace
 
-TEST_CASE("the cuda plugin loads and registers the cuda device type") {
+TEST_CASE("the GPU plugin loads and registers its device type") {
   // Parsing a device string loads its plugin on first use; with zero
   // devices that is an error naming the reason, not a crash.
   try {
-    (void)loom::Device("cuda");
+    (void)loom::Device(LOOM_TEST_GPU);
   } catch (const loom::Error&) {
   }
   const auto names = loom::device_type_names();
-  CHECK(std::find(names.begin(), names.end(), "cuda") != names.end());
+  CHECK(std::find(names.begin(), names.end(), LOOM_TEST_GPU) != names.end());
 }
 
 TEST_CASE("without a GPU: zero devices, a reason, and a clear error") {
-  (void)loom::device_type_slot("cuda");
-  if (cuda_devices() > 0) {
-    WARN("skipped: this machine has " << cuda_devices() << " CUDA device(s)");
+  (void)loom::device_type_slot(LOOM_TEST_GPU);
+  if (gpu_devices() > 0) {
+    WARN("skipped: this machine has " << gpu_devices() << " " LOOM_TEST_GPU " device(s)");
     return;
   }
-  const std::string reason = loom::device_unavailable_reason("cuda");
+  const std::string reason = loom::device_unavailable_reason(LOOM_TEST_GPU);
   INFO("reason: " << reason);
   CHECK_FALSE(reason.empty());
-  CHECK_THROWS_WITH(loom::Device("cuda:0"), Catch::Contains("device 'cuda:0' does not exist: cuda has 0 device(s)") &&
-                                                Catch::Contains(reason));
-  CHECK_THROWS_WITH(loom::ones({2, 2}).to(std::string("cuda")), Catch::Contains("cuda has 0 device(s)"));
+  CHECK_THROWS_WITH(loom::Device(LOOM_TEST_GPU ":0"),
+                    Catch::Contains("device '" LOOM_TEST_GPU ":0' does not exist: " LOOM_TEST_GPU " has 0 device(s)") &&
+                        Catch::Contains(reason));
+  CHECK_THROWS_WITH(loom::ones({2, 2}).to(std::string(LOOM_TEST_GPU)),
+                    Catch::Contains(LOOM_TEST_GPU " has 0 device(s)"));
 }
 
 TEST_CASE("with a GPU: fill_, copy_ and casts round-trip through the device") {
-  (void)loom::device_type_slot("cuda");
-  if (cuda_devices() == 0) {
-    WARN("skipped: no CUDA device (" << loom::device_unavailable_reason("cuda") << ")");
+  (void)loom::device_type_slot(LOOM_TEST_GPU);
+  if (gpu_devices() == 0) {
+    WARN("skipped: no " LOOM_TEST_GPU " device (" << loom::device_unavailable_reason(LOOM_TEST_GPU) << ")");
     return;
   }
-  const loom::Device dev("cuda:0");
+  const loom::Device dev(LOOM_TEST_GPU ":0");
   const loom::Tensor x = loom::arange(0, 24, 1, loom::DType::Float32).view({2, 3, 4});
   const loom::Tensor d = x.to(dev);
   CHECK(d.device() == dev);
