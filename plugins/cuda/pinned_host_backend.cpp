@@ -53,7 +53,7 @@ PinnedHostPool& pinned_pool() {
   // Leaked on purpose, like the device allocators: pinned tensors may be
   // freed by static destructors at exit.
   static auto* backend = new CudaPinnedBackend;
-  static auto* pool = new PinnedHostPool(*backend);
+  static auto* pool = new PinnedHostPool(*backend, LOOM_GPU_NAME);
   return *pool;
 }
 

@@ -105,7 +105,7 @@ CachingAllocator& allocator(int index) {
   Slot& s = (*slots)[static_cast<size_t>(index)];
   std::call_once(s.once, [&] {
     s.backend = new CudaAllocatorBackend(index);
-    s.allocator = new CachingAllocator(*s.backend, index);
+    s.allocator = new CachingAllocator(*s.backend, index, gpu_vendor::kRuntimeName);
   });
   return *s.allocator;
 }

@@ -13,8 +13,8 @@ namespace loom::cuda {
 
 using detail::Block;
 
-CachingAllocator::CachingAllocator(AllocatorBackend& backend, int device_index)
-    : backend_(backend), device_index_(device_index) {}
+CachingAllocator::CachingAllocator(AllocatorBackend& backend, int device_index, const char* runtime)
+    : backend_(backend), device_index_(device_index), runtime_(runtime) {}
 
 CachingAllocator::~CachingAllocator() {
   // A destructor must not throw; at process exit the driver may already be
@@ -130,7 +130,7 @@ Block* CachingAllocator::find_live_block(void* ptr, const char* caller) const {
   char address[32];
   std::snprintf(address, sizeof address, "%p", ptr);
   throw std::invalid_argument(
-      std::string("CUDA caching allocator (device ") + std::to_string(device_index_) +
+      std::string(runtime_) + " caching allocator (device " + std::to_string(device_index_) +
       "): " + caller + " of pointer " + address +
       ", which is not a live block of this allocator (never allocated here, or already "
       "freed)");
@@ -263,7 +263,7 @@ void CachingAllocator::throw_out_of_memory(size_t requested) {
   size_t device_total = 0;
   backend_.mem_info(&device_free, &device_total);
   throw OutOfMemory(device_index_, requested, device_free, device_total, stats_.reserved,
-                    stats_.allocated);
+                    stats_.allocated, runtime_);
 }
 
 void fill_memory_stats(const CachingAllocator::Stats& stats, LoomMemoryStats* out) {

@@ -48,9 +48,9 @@ class CachingAllocator {
     uint64_t num_ooms = 0;           // allocate calls that threw OutOfMemory
   };
 
-  // `backend` must outlive the allocator; `device_index` only names the
-  // device in messages.
-  CachingAllocator(AllocatorBackend& backend, int device_index);
+  // `backend` must outlive the allocator; `device_index` and `runtime`
+  // ("CUDA", "HIP": a static string) only name the device in messages.
+  CachingAllocator(AllocatorBackend& backend, int device_index, const char* runtime = "CUDA");
   // Returns every segment to the device, in use or not (the tensors in them
   // must be dead by then).
   ~CachingAllocator();
@@ -102,6 +102,7 @@ class CachingAllocator {
 
   AllocatorBackend& backend_;
   const int device_index_;
+  const char* const runtime_;
   std::mutex mutex_;
   // Guarded by mutex_. Blocks are owned here: each is reachable from its
   // segment's first block in segments_, and is also in exactly one of

@@ -8,8 +8,9 @@ namespace loom::cuda {
 namespace {
 
 std::string message(int device_index, size_t requested, size_t device_free,
-                    size_t device_total, size_t reserved, size_t allocated) {
-  return "CUDA out of memory on device " + std::to_string(device_index) +
+                    size_t device_total, size_t reserved, size_t allocated,
+                    const char* runtime) {
+  return std::string(runtime) + " out of memory on device " + std::to_string(device_index) +
          ": tried to allocate " + format_bytes(requested) + "; the device has " +
          format_bytes(device_free) + " free of " + format_bytes(device_total) +
          "; loom holds " + format_bytes(reserved) + " reserved, of which " +
@@ -34,9 +35,9 @@ std::string format_bytes(size_t bytes) {
 
 OutOfMemory::OutOfMemory(int device, size_t requested_bytes, size_t free_bytes,
                          size_t total_bytes, size_t reserved_bytes,
-                         size_t allocated_bytes)
+                         size_t allocated_bytes, const char* runtime)
     : std::runtime_error(message(device, requested_bytes, free_bytes, total_bytes,
-                                 reserved_bytes, allocated_bytes)),
+                                 reserved_bytes, allocated_bytes, runtime)),
       device_index(device),
       requested(requested_bytes),
       device_free(free_bytes),

@@ -17,11 +17,14 @@ std::string format_bytes(size_t bytes);
 //   "CUDA out of memory on device 0: tried to allocate 2.00 GiB; the device
 //    has 1.50 GiB free of 80.00 GiB; loom holds 3.20 GiB reserved, of which
 //    1.10 GiB allocated to tensors"
-// The exact byte counts are fields as well.
+// The exact byte counts are fields as well. `runtime` names the GPU
+// runtime the message starts with ("CUDA"; "HIP" in the HIP plugin, which
+// shares this library).
 class OutOfMemory : public std::runtime_error {
  public:
   OutOfMemory(int device_index, size_t requested, size_t device_free,
-              size_t device_total, size_t reserved, size_t allocated);
+              size_t device_total, size_t reserved, size_t allocated,
+              const char* runtime = "CUDA");
 
   const int device_index;
   const size_t requested;     // bytes the caller asked for

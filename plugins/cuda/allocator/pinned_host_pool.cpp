@@ -54,7 +54,8 @@ void* PinnedHostPool::allocate(size_t bytes) {
     p = backend_.raw_alloc(size);
   }
   if (!p)
-    throw PinnedOutOfMemory("cuda: out of pinned host memory: tried to allocate " + format_bytes(bytes) +
+    throw PinnedOutOfMemory(std::string(device_type_) + ": out of pinned host memory: tried to allocate " +
+                            format_bytes(bytes) +
                             "; loom holds " + format_bytes(stats_.reserved_bytes) + " of pinned memory, " +
                             format_bytes(stats_.allocated_bytes) + " of it in tensors");
   blocks_.emplace(reinterpret_cast<uintptr_t>(p), Block{size, true, {}});

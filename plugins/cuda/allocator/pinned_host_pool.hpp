@@ -54,7 +54,9 @@ struct PinnedHostStats {
 
 class PinnedHostPool {
  public:
-  explicit PinnedHostPool(PinnedHostBackend& backend) : backend_(backend) {}
+  // `device_type` ("cuda", "hip": a static string) starts its messages.
+  explicit PinnedHostPool(PinnedHostBackend& backend, const char* device_type = "cuda")
+      : backend_(backend), device_type_(device_type) {}
   ~PinnedHostPool();  // gives every block back (waits for nothing: exit only)
   PinnedHostPool(const PinnedHostPool&) = delete;
   PinnedHostPool& operator=(const PinnedHostPool&) = delete;
@@ -93,6 +95,7 @@ class PinnedHostPool {
   void release_cached();  // with mu_ held
 
   PinnedHostBackend& backend_;
+  const char* const device_type_;
   mutable std::mutex mu_;
   BlockMap blocks_;                              // every block, by base address
   std::multimap<size_t, uintptr_t> free_by_size_;  // cached blocks

@@ -18,6 +18,7 @@
 #include "../cuda_error.hpp"
 #include "../device.hpp"
 #include "../runtime.hpp"
+#include "device_blocks.hpp"
 #include "dtype.cuh"
 #include "gemm_call.hpp"
 #include "gemm_plan.hpp"
@@ -61,48 +62,31 @@ struct Operand {
   }
 };
 
-// Staging blocks, freed when the call ends. The allocator is stream-ordered:
-// a block freed here is reused on this stream only, after the GEMMs queued.
-class Staging {
- public:
-  explicit Staging(int index) : allocator_(allocator(index)) {}
-  Staging(const Staging&) = delete;
-  Staging& operator=(const Staging&) = delete;
-  ~Staging() {
-    for (void* b : blocks_) allocator_.free(b);
+// Copies `t` (described by `op`) to a dense block of `blocks` and points
+// `op` at it. Broadcast batch dims (stride 0) stay broadcast: only one copy
+// of the matrices they repeat is made.
+template <class T>
+void make_dense(Operand& op, const LoomTensorDesc& t, Blocks& blocks, cudaStream_t stream, const char* name) {
+  const int32_t nd = t.ndim;
+  std::vector<int64_t> copy_shape(t.shape, t.shape + nd), dense(static_cast<size_t>(nd));
+  for (int32_t d = 0; d < nd - 2; ++d)
+    if (t.strides[d] == 0) copy_shape[d] = 1;
+  int64_t elems = 1;
+  for (int32_t d = nd - 1; d >= 0; --d) {
+    dense[d] = elems;
+    elems *= copy_shape[d];
   }
-
-  // Copies `t` (described by `op`) to a dense block and points `op` at it.
-  // Broadcast batch dims (stride 0) stay broadcast: only one copy of the
-  // matrices they repeat is made.
-  template <class T>
-  void make_dense(Operand& op, const LoomTensorDesc& t, cudaStream_t stream, const char* name) {
-    const int32_t nd = t.ndim;
-    std::vector<int64_t> copy_shape(t.shape, t.shape + nd), dense(static_cast<size_t>(nd));
-    for (int32_t d = 0; d < nd - 2; ++d)
-      if (t.strides[d] == 0) copy_shape[d] = 1;
-    int64_t elems = 1;
-    for (int32_t d = nd - 1; d >= 0; --d) {
-      dense[d] = elems;
-      elems *= copy_shape[d];
-    }
-    void* block = allocator_.allocate(static_cast<size_t>(elems) * sizeof(T), stream);
-    blocks_.push_back(block);
-    LoomTensorDesc from = t, to = t;
-    from.shape = copy_shape.data();
-    to.shape = copy_shape.data();
-    to.strides = dense.data();
-    to.data = block;
-    to.byte_offset = 0;
-    elementwise<T, T>(to, {&from}, Identity{}, stream, name);
-    for (int32_t d = 0; d < nd; ++d) op.strides[d] = copy_shape[d] != t.shape[d] ? 0 : dense[d];
-    op.data = static_cast<const char*>(block);
-  }
-
- private:
-  CachingAllocator& allocator_;
-  std::vector<void*> blocks_;
-};
+  void* block = blocks.get(static_cast<size_t>(elems) * sizeof(T));
+  LoomTensorDesc from = t, to = t;
+  from.shape = copy_shape.data();
+  to.shape = copy_shape.data();
+  to.strides = dense.data();
+  to.data = block;
+  to.byte_offset = 0;
+  elementwise<T, T>(to, {&from}, Identity{}, stream, name);
+  for (int32_t d = 0; d < nd; ++d) op.strides[d] = copy_shape[d] != t.shape[d] ? 0 : dense[d];
+  op.data = static_cast<const char*>(block);
+}
 
 // Checks a's / b's shape against out's: [B..., M, K] x [B..., K, N] ->
 // [B..., M, N], batch sizes equal or 1.
@@ -140,9 +124,10 @@ void gemm(const LoomTensorDesc& a, const LoomTensorDesc& b, const LoomTensorDesc
   if (!p.c_ok)
     throw Failure(LOOM_STATUS_UNSUPPORTED, std::string(LOOM_GPU_NAME " ") + op +
                                                ": the output has no unit stride in its last two dims");
-  Staging staging(index);
-  if (!p.a_ok) staging.make_dense<T>(x, a, stream, op);
-  if (!p.b_ok) staging.make_dense<T>(y, b, stream, op);
+  // Staging blocks, freed (stream-ordered) when the call returns.
+  Blocks staging(index, stream);
+  if (!p.a_ok) make_dense<T>(x, a, staging, stream, op);
+  if (!p.b_ok) make_dense<T>(y, b, staging, stream, op);
   if (!p.a_ok || !p.b_ok) {
     p = gemm::plan(x.matrix(), y.matrix(), z.matrix());
     if (!p.a_ok || !p.b_ok)  // a dense copy is always a valid operand

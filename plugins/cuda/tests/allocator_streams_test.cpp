@@ -133,6 +133,16 @@ TEST_CASE("a block whose events completed is reused before the device is asked",
   CHECK(device.refused_allocs() == 0);
 }
 
+TEST_CASE("out of memory: the error names the runtime the allocator serves", "[cuda][allocator]") {
+  // The HIP plugin shares this allocator; its messages must not say CUDA.
+  FakeAllocatorBackend device(4 * MiB);
+  CachingAllocator alloc(device, 1, "HIP");
+  CHECK_THROWS_WITH(alloc.allocate(8 * MiB, nullptr),
+                    Catch::StartsWith("HIP out of memory on device 1: tried to allocate 8.00 MiB"));
+  int local = 0;
+  CHECK_THROWS_WITH(alloc.free(&local), Catch::StartsWith("HIP caching allocator (device 1): "));
+}
+
 TEST_CASE("out of memory: the error states the four sizes", "[cuda][allocator]") {
   FakeAllocatorBackend device(64 * MiB);
   CachingAllocator alloc(device, 3);

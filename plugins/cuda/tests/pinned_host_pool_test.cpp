@@ -147,6 +147,13 @@ TEST_CASE("pinned out of memory releases the cache first, then says what it hold
   CHECK(pool.stats().reserved_bytes == 0);
 }
 
+TEST_CASE("pinned out of memory names the pool's device type", "[cuda][pinned]") {
+  FakePinnedBackend host(1024);
+  PinnedHostPool cuda_pool(host), hip_pool(host, "hip");  // the HIP plugin shares this pool
+  CHECK_THROWS_WITH(cuda_pool.allocate(4096), Catch::StartsWith("cuda: out of pinned host memory"));
+  CHECK_THROWS_WITH(hip_pool.allocate(4096), Catch::StartsWith("hip: out of pinned host memory"));
+}
+
 TEST_CASE("a cached block with a copy still in flight survives empty_cache", "[cuda][pinned]") {
   FakePinnedBackend host(1 << 20);
   PinnedHostPool pool(host);
