@@ -3,9 +3,10 @@
 // (cudaStream_t, cudaMemcpyAsync, __half, __nv_bfloat16, __shfl_down_sync,
 // ...); built for CUDA this header only includes CUDA's headers, built for
 // HIP (plugins/hip defines LOOM_GPU_HIP) it maps each of those names to
-// HIP's. With gpu_primitives.cuh and gpu_target.hpp it is the only place that knows
-// one vendor from the other: no kernel source is duplicated or ifdef'd on
-// the vendor.
+// HIP's and fills in what HIP 5.2 lacks. With the other headers of vendor/
+// it is the only place that knows one vendor from the other: no kernel
+// source is duplicated or ifdef'd on the vendor. It also holds each
+// vendor's driver check, behind "zero devices and the reason".
 // gpu_target.hpp (included here) names the build's device type and marks
 // host-and-device helpers.
 #pragma once
