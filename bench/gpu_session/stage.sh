@@ -7,8 +7,13 @@ set -e
 cd "$(dirname "$0")/../.."
 mkdir -p .devstage
 S=/tmp/stage; rm -rf $S; mkdir -p $S/build/{bin,lib/loom/plugins,share/loom/plugins,python} $S/devlibs
-cp build/lib/*.so $S/build/lib/; cp build/lib/loom/plugins/*.so $S/build/lib/loom/plugins/
-cp build/share/loom/plugins/*.json $S/build/share/loom/plugins/
+cp build/lib/*.so $S/build/lib/
+# Every plugin but hip: it needs ROCm's runtime, which the NVIDIA images lack.
+for p in build/lib/loom/plugins/*.so; do [ "$(basename $p)" = libloom_hip.so ] || cp $p $S/build/lib/loom/plugins/; done
+for m in build/share/loom/plugins/*.json; do [ "$(basename $m)" = hip.json ] || cp $m $S/build/share/loom/plugins/; done
+# OWN=<tree>: that tree's CUDA plugin instead, built with -DLOOM_GPU_VENDOR_LIBRARIES=OFF (the own
+# GEMM and convolutions the HIP plugin runs; README.md).
+if [ -n "$OWN" ]; then cp "$OWN/lib/loom/plugins/libloom_cuda.so" $S/build/lib/loom/plugins/; fi
 for b in cuda_plugin_tests cuda_coverage_tests cuda_indexing_device_tests cuda_cross_entropy_device_tests cuda_batch_norm_device_tests cuda_attention_device_tests loom-conformance loom-info train_cnn train_mlp; do cp build/bin/$b $S/build/bin/; done
 cp -a build/python/loom $S/build/python/
 cp -L /lib/x86_64-linux-gnu/libdnnl.so.2 /lib/x86_64-linux-gnu/libOpenCL.so.1 /lib/x86_64-linux-gnu/libgomp.so.1 $S/devlibs/
