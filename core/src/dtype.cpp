@@ -1,5 +1,8 @@
 // dtype.cpp — dtype names and PyTorch's promotion table.
 #include <loom/dtype.h>
+
+#include "opmath.h"
+
 #include <loom/error.h>
 
 #include <string>
@@ -40,8 +43,7 @@ DType promote_types(DType a, DType b) {
   if (b == DType::Bool) return a;
   const bool fa = is_floating_point(a), fb = is_floating_point(b);
   if (fa && fb) {
-    auto reduced = [](DType t) { return t == DType::Float16 || t == DType::BFloat16; };
-    if (reduced(a) && reduced(b)) return DType::Float32;  // f16 with bf16
+    if (detail::is_reduced_float(a) && detail::is_reduced_float(b)) return DType::Float32;  // f16 with bf16
     return itemsize(a) >= itemsize(b) ? a : b;
   }
   if (fa) return a;

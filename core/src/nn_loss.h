@@ -7,6 +7,8 @@
 // class-index target has the input's shape without the class dim.
 #pragma once
 
+#include "opmath.h"
+
 #include <loom/op_call.h>
 #include <loom/tensor.h>
 
@@ -36,7 +38,7 @@ inline LoomValue int_value(int64_t i) {
 const OpDef& cross_entropy_op();
 
 // The dtype the composites compute in: float32 for the 16-bit floats.
-inline DType stats_dtype(DType t) { return t == DType::Float16 || t == DType::BFloat16 ? DType::Float32 : t; }
+inline DType stats_dtype(DType t) { return opmath_dtype(t); }
 
 inline int64_t class_dim_of(const Tensor& input) { return input.dim() == 1 ? 0 : 1; }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "autograd/formula.h"
+#include "opmath.h"
 
 #include <loom/error.h>
 #include <loom/op_call.h>
@@ -15,7 +16,7 @@
 namespace loom::detail::norm {
 
 // The dtype statistics are computed in: float32 for the 16-bit floats.
-inline DType stats_dtype(DType t) { return t == DType::Float16 || t == DType::BFloat16 ? DType::Float32 : t; }
+inline DType stats_dtype(DType t) { return opmath_dtype(t); }
 
 inline void check_floating(const std::string& op, const Tensor& t, const char* what) {
   LOOM_CHECK(is_floating_point(t.dtype()), op, ": expected a floating point ", what, ", got ", name(t.dtype()));

@@ -20,6 +20,7 @@
 #include "attention.h"
 #include "autograd/formula.h"
 #include "core_op.h"
+#include "opmath.h"
 
 #include <loom/autograd.h>
 #include <loom/error.h>
@@ -33,7 +34,7 @@ namespace loom {
 
 namespace detail::attention {
 
-DType compute_dtype(DType t) { return t == DType::Float16 || t == DType::BFloat16 ? DType::Float32 : t; }
+DType compute_dtype(DType t) { return opmath_dtype(t); }
 
 namespace {
 IntArrayRef lead(const Tensor& t) { return IntArrayRef(t.sizes().data(), static_cast<size_t>(t.dim() - 2)); }

@@ -3,6 +3,7 @@
 // docs/kernel_conventions.md, "Nn". Attention is in ops_attention.cpp.
 #include "autograd/formula.h"
 #include "core_op.h"
+#include "opmath.h"
 
 #include <loom/error.h>
 #include <loom/ops.h>
@@ -41,7 +42,7 @@ template <bool Log>
 void softmax_composite(OpCall& call) {
   const int64_t dim = call.values[0].u.i;
   const DType out = call.outputs[0].dtype;
-  const DType compute = out == DType::Float16 || out == DType::BFloat16 ? DType::Float32 : out;
+  const DType compute = detail::opmath_dtype(out);
   const Tensor x = call.arg(0).to(compute);
   const Tensor shifted = x.dim() == 0 ? x - x : x - amax(x, IntArrayRef{dim}, true);
   if constexpr (Log) {

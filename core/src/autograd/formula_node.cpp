@@ -2,6 +2,7 @@
 // op's Formula: context accessors, then each gradient reduced to its input.
 #include "nodes.h"
 #include "../core_op.h"
+#include "../opmath.h"
 
 #include <loom/ops.h>
 
@@ -93,7 +94,7 @@ std::vector<Tensor> FormulaNode::apply(std::vector<Tensor>&& grads) {
   if (!any) return results;  // nothing flows: every input gets nothing
   bool widen = false;  // only in_float formulas look at the dtypes
   if (formula_->in_float)
-    for (const InputInfo& in : inputs_) widen = widen || in.dtype == DType::Float16 || in.dtype == DType::BFloat16;
+    for (const InputInfo& in : inputs_) widen = widen || loom::detail::is_reduced_float(in.dtype);
   BackwardContext ctx(*this, grads, results, widen);
   formula_->backward(ctx);
   for (size_t i = 0; i < results.size(); ++i) {
@@ -116,7 +117,7 @@ void FormulaNode::release_variables() {
 // ---- BackwardContext ---------------------------------------------------------------
 
 Tensor BackwardContext::widened(Tensor t) const {
-  if (widen_ && t.defined() && (t.dtype() == DType::Float16 || t.dtype() == DType::BFloat16))
+  if (widen_ && t.defined() && loom::detail::is_reduced_float(t.dtype()))
     return t.to(DType::Float32);
   return t;
 }
