@@ -20,8 +20,9 @@ inline constexpr int kMaxDevices = 64;
 
 // Number of usable devices; 0 (never an error) without a GPU or driver.
 int device_count() noexcept;
-// Why device_count() is 0 ("no NVIDIA driver: libcuda.so.1 not found", CUDA's
-// own text otherwise); a static string.
+// Why device_count() is 0: the vendor layer's driver check
+// (gpu_vendor::missing_driver, e.g. "no NVIDIA driver: libcuda.so.1 not
+// found"), else the runtime's own text; a static string.
 const char* unavailable_reason() noexcept;
 
 // Throws a plugin::Failure naming `index` unless it is a valid device.

@@ -177,7 +177,12 @@ void run(const LoomKernelCall& c, const conv::Call& k) {
 
 // One op of the family (conv_call.hpp says which tensor is which).
 template <conv::ConvOp kOp>
-void convolution(const LoomKernelCall& c) {
+struct Convolution {
+  static void call(const LoomKernelCall& c);
+};
+
+template <conv::ConvOp kOp>
+void Convolution<kOp>::call(const LoomKernelCall& c) {
   const conv::Call k = conv::read_call(c, kOp);
   if (k.output_empty) return;
   if (k.reduction_empty) decline_empty(k.op);
@@ -186,11 +191,6 @@ void convolution(const LoomKernelCall& c) {
 
 }  // namespace
 
-void register_conv_kernels(plugin::Registrar& r) {
-  using plugin::kernel;
-  using conv::ConvOp;
-  conv::register_family(r, kernel<convolution<ConvOp::Conv2d>>, kernel<convolution<ConvOp::ConvTranspose2d>>,
-                        kernel<convolution<ConvOp::BackwardInput>>, kernel<convolution<ConvOp::BackwardWeight>>);
-}
+void register_conv_kernels(plugin::Registrar& r) { conv::register_family<Convolution>(r); }
 
 }  // namespace loom::cuda

@@ -71,15 +71,16 @@ inline void check_bias(const Call& k) {
 }
 
 // The family's registrations for this build's device type, floating dtypes
-// (integer convolutions run on the CPU); conv1d arrives as conv2d with
-// height 1, so the conv2d kernel serves both.
-inline void register_family(plugin::Registrar& r, LoomKernelFn forward, LoomKernelFn transposed,
-                            LoomKernelFn backward_input, LoomKernelFn backward_weight) {
-  r.kernel("conv1d", LOOM_GPU_NAME, forward, kFloatingMask);
-  r.kernel("conv2d", LOOM_GPU_NAME, forward, kFloatingMask);
-  r.kernel("conv_transpose2d", LOOM_GPU_NAME, transposed, kFloatingMask);
-  r.kernel("_conv2d_backward_input", LOOM_GPU_NAME, backward_input, kFloatingMask);
-  r.kernel("_conv2d_backward_weight", LOOM_GPU_NAME, backward_weight, kFloatingMask);
+// (integer convolutions run on the CPU): Backend<op>::call serves each op
+// (conv1d arrives as conv2d with height 1, so the conv2d kernel serves both).
+template <template <ConvOp> class Backend>
+void register_family(plugin::Registrar& r) {
+  using plugin::kernel;
+  r.kernel("conv1d", LOOM_GPU_NAME, kernel<Backend<ConvOp::Conv2d>::call>, kFloatingMask);
+  r.kernel("conv2d", LOOM_GPU_NAME, kernel<Backend<ConvOp::Conv2d>::call>, kFloatingMask);
+  r.kernel("conv_transpose2d", LOOM_GPU_NAME, kernel<Backend<ConvOp::ConvTranspose2d>::call>, kFloatingMask);
+  r.kernel("_conv2d_backward_input", LOOM_GPU_NAME, kernel<Backend<ConvOp::BackwardInput>::call>, kFloatingMask);
+  r.kernel("_conv2d_backward_weight", LOOM_GPU_NAME, kernel<Backend<ConvOp::BackwardWeight>::call>, kFloatingMask);
 }
 
 }  // namespace loom::cuda::conv

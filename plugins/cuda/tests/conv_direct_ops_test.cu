@@ -215,26 +215,26 @@ const Layouts kLayouts[] = {
     {Layout::Broadcast, Layout::ChannelsLast, Layout::Broadcast},
 };
 
-}  // namespace
-
-TEST_CASE("direct convolution passes match a naive scatter loop (double)", "[conv]") {
+// Every case in every layout triple, in T.
+template <class T>
+void check_all_cases(double tolerance) {
   for (const Case& k : kCases)
     for (const Layouts& l : kLayouts) {
       INFO("case " << k.N << "x" << k.C << "x" << k.H << "x" << k.W << " O " << k.O << " kernel " << k.KH << "x"
                    << k.KW << " groups " << k.groups << " layouts " << static_cast<int>(l.x) << static_cast<int>(l.w)
                    << static_cast<int>(l.y));
-      check_case<double>(k, l.x, l.w, l.y, 1e-12);
+      check_case<T>(k, l.x, l.w, l.y, tolerance);
     }
 }
 
+}  // namespace
+
+TEST_CASE("direct convolution passes match a naive scatter loop (double)", "[conv]") {
+  check_all_cases<double>(1e-12);
+}
+
 TEST_CASE("direct convolution passes match a naive scatter loop (float)", "[conv]") {
-  for (const Case& k : kCases)
-    for (const Layouts& l : kLayouts) {
-      INFO("case " << k.N << "x" << k.C << "x" << k.H << "x" << k.W << " O " << k.O << " kernel " << k.KH << "x"
-                   << k.KW << " groups " << k.groups << " layouts " << static_cast<int>(l.x) << static_cast<int>(l.w)
-                   << static_cast<int>(l.y));
-      check_case<float>(k, l.x, l.w, l.y, 1e-5);
-    }
+  check_all_cases<float>(1e-5);
 }
 
 TEST_CASE("a long backward-filter sum splits among any number of threads", "[conv]") {
