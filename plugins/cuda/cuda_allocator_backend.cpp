@@ -6,7 +6,7 @@
 
 #include "vendor/gpu_runtime.hpp"
 
-namespace loom::cuda {
+namespace loom::LOOM_GPU_NAMESPACE {
 
 void* CudaAllocatorBackend::raw_alloc(size_t bytes) {
   use_device(device_);
@@ -33,7 +33,7 @@ void CudaAllocatorBackend::mem_info(size_t* free, size_t* total) {
   }
 }
 
-AllocatorBackend::Event CudaAllocatorBackend::record_event(Stream stream) {
+gpu::AllocatorBackend::Event CudaAllocatorBackend::record_event(Stream stream) {
   use_device(device_);
   cudaEvent_t ev = nullptr;
   {
@@ -68,4 +68,4 @@ void CudaAllocatorBackend::synchronize() {
   check(cudaDeviceSynchronize(), device_, "cudaDeviceSynchronize");
 }
 
-}  // namespace loom::cuda
+}  // namespace loom::LOOM_GPU_NAMESPACE

@@ -6,13 +6,14 @@
 #pragma once
 
 #include "allocator/caching_allocator.hpp"
+#include "vendor/gpu_target.hpp"
 
 #include <mutex>
 #include <vector>
 
-namespace loom::cuda {
+namespace loom::LOOM_GPU_NAMESPACE {
 
-class CudaAllocatorBackend final : public AllocatorBackend {
+class CudaAllocatorBackend final : public gpu::AllocatorBackend {
  public:
   explicit CudaAllocatorBackend(int device) : device_(device) {}
 
@@ -30,4 +31,4 @@ class CudaAllocatorBackend final : public AllocatorBackend {
   std::vector<void*> spare_events_;  // cudaEvent_t, created without timing
 };
 
-}  // namespace loom::cuda
+}  // namespace loom::LOOM_GPU_NAMESPACE

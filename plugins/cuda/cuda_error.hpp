@@ -10,7 +10,7 @@
 
 #include <string>
 
-namespace loom::cuda {
+namespace loom::LOOM_GPU_NAMESPACE {
 
 // The status a CUDA error maps to: allocation failures are
 // LOOM_STATUS_OUT_OF_MEMORY, everything else a device error.
@@ -30,4 +30,4 @@ inline void check(cudaError_t e, int device, const char* what) {
     throw_cuda(e, device, what);
 }
 
-}  // namespace loom::cuda
+}  // namespace loom::LOOM_GPU_NAMESPACE

@@ -11,7 +11,7 @@
 #include <cstring>
 #include <string>
 
-namespace loom::cuda {
+namespace loom::LOOM_GPU_NAMESPACE {
 namespace {
 
 using plugin::guard;
@@ -29,7 +29,7 @@ LoomError* allocate(void*, int32_t index, size_t nbytes, void** out) {
   return guard([&] {
     try {
       *out = allocator(index).allocate(nbytes, current_stream(index));
-    } catch (const OutOfMemory& e) {
+    } catch (const gpu::OutOfMemory& e) {
       throw plugin::Failure(LOOM_STATUS_OUT_OF_MEMORY, e.what());
     }
   });
@@ -81,7 +81,7 @@ LoomError* host_allocate(void*, size_t nbytes, void** out) {
   return guard([&] {
     try {
       *out = pinned_pool().allocate(nbytes);
-    } catch (const PinnedOutOfMemory& e) {
+    } catch (const gpu::PinnedOutOfMemory& e) {
       throw plugin::Failure(LOOM_STATUS_OUT_OF_MEMORY, e.what());
     }
   });
@@ -216,7 +216,7 @@ LoomError* properties(void*, int32_t index, LoomDeviceProperties* out) {
 }
 
 LoomError* memory_stats(void*, int32_t index, LoomMemoryStats* out) {
-  return guard([&] { fill_memory_stats(allocator(index).stats(), out); });
+  return guard([&] { gpu::fill_memory_stats(allocator(index).stats(), out); });
 }
 
 LoomError* empty_cache(void*, int32_t index) {
@@ -303,4 +303,4 @@ const LoomDeviceTypeDesc& device_type_desc() {
   return desc;
 }
 
-}  // namespace loom::cuda
+}  // namespace loom::LOOM_GPU_NAMESPACE

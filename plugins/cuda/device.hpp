@@ -2,9 +2,11 @@
 // (one function per kernel family, in kernels/).
 #pragma once
 
+#include "vendor/gpu_target.hpp"
+
 #include <loom/plugin.hpp>
 
-namespace loom::cuda {
+namespace loom::LOOM_GPU_NAMESPACE {
 
 const LoomDeviceTypeDesc& device_type_desc();
 
@@ -22,4 +24,4 @@ void register_conv_kernels(plugin::Registrar& r);    // kernels/conv_cudnn.cu, o
 void register_batch_norm_kernels(plugin::Registrar& r);  // kernels/batch_norm_cudnn.cu (built with cuDNN only)
 void register_attention_kernels(plugin::Registrar& r);  // kernels/attention.cu
 
-}  // namespace loom::cuda
+}  // namespace loom::LOOM_GPU_NAMESPACE

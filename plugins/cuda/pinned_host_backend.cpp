@@ -9,10 +9,10 @@
 
 #include <string>
 
-namespace loom::cuda {
+namespace loom::LOOM_GPU_NAMESPACE {
 namespace {
 
-class CudaPinnedBackend final : public PinnedHostBackend {
+class CudaPinnedBackend final : public gpu::PinnedHostBackend {
  public:
   void* raw_alloc(size_t bytes) override {
     void* p = nullptr;
@@ -46,15 +46,15 @@ class CudaPinnedBackend final : public PinnedHostBackend {
 
 }  // namespace
 
-PinnedHostPool& pinned_pool() {
+gpu::PinnedHostPool& pinned_pool() {
   if (device_count() == 0)
     throw plugin::Failure(LOOM_STATUS_UNSUPPORTED,
                           std::string(LOOM_GPU_NAME ": pinned host memory needs a CUDA device: ") + unavailable_reason());
   // Leaked on purpose, like the device allocators: pinned tensors may be
   // freed by static destructors at exit.
   static auto* backend = new CudaPinnedBackend;
-  static auto* pool = new PinnedHostPool(*backend, LOOM_GPU_NAME);
+  static auto* pool = new gpu::PinnedHostPool(*backend, LOOM_GPU_NAME);
   return *pool;
 }
 
-}  // namespace loom::cuda
+}  // namespace loom::LOOM_GPU_NAMESPACE

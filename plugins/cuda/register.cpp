@@ -6,7 +6,7 @@
 #include "device.hpp"
 #include "vendor/gpu_target.hpp"
 
-namespace loom::cuda {
+namespace loom::LOOM_GPU_NAMESPACE {
 namespace {
 
 void init(plugin::Registrar& r) {
@@ -29,6 +29,6 @@ void init(plugin::Registrar& r) {
 }
 
 }  // namespace
-}  // namespace loom::cuda
+}  // namespace loom::LOOM_GPU_NAMESPACE
 
-LOOM_PLUGIN(LOOM_GPU_NAME, "0.1.0", loom::cuda::init)
+LOOM_PLUGIN(LOOM_GPU_NAME, "0.1.0", loom::LOOM_GPU_NAMESPACE::init)

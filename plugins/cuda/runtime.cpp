@@ -3,13 +3,14 @@
 
 #include "cuda_allocator_backend.hpp"
 #include "cuda_error.hpp"
+#include "vendor/gpu_target.hpp"
 
 #include <array>
 #include <memory>
 #include <mutex>
 #include <string>
 
-namespace loom::cuda {
+namespace loom::LOOM_GPU_NAMESPACE {
 namespace {
 
 struct Discovery {
@@ -92,20 +93,20 @@ void set_current_stream(int index, cudaStream_t stream) noexcept {
   if (index >= 0 && index < kMaxDevices) thread_state().streams[static_cast<size_t>(index)] = stream;
 }
 
-CachingAllocator& allocator(int index) {
+gpu::CachingAllocator& allocator(int index) {
   check_index(index);
   // Leaked on purpose: blocks may be freed by static destructors at exit,
   // after a destroyed allocator would have released the device.
   struct Slot {
     std::once_flag once;
     CudaAllocatorBackend* backend = nullptr;
-    CachingAllocator* allocator = nullptr;
+    gpu::CachingAllocator* allocator = nullptr;
   };
   static std::array<Slot, kMaxDevices>* slots = new std::array<Slot, kMaxDevices>();
   Slot& s = (*slots)[static_cast<size_t>(index)];
   std::call_once(s.once, [&] {
     s.backend = new CudaAllocatorBackend(index);
-    s.allocator = new CachingAllocator(*s.backend, index, gpu_vendor::kRuntimeName);
+    s.allocator = new gpu::CachingAllocator(*s.backend, index, gpu_vendor::kRuntimeName);
   });
   return *s.allocator;
 }
@@ -115,4 +116,4 @@ Options& options() noexcept {
   return o;
 }
 
-}  // namespace loom::cuda
+}  // namespace loom::LOOM_GPU_NAMESPACE

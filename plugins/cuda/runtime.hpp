@@ -13,7 +13,7 @@
 
 #include <atomic>
 
-namespace loom::cuda {
+namespace loom::LOOM_GPU_NAMESPACE {
 
 // Devices a process can address (a fixed bound keeps per-thread tables flat).
 inline constexpr int kMaxDevices = 64;
@@ -38,11 +38,11 @@ cudaStream_t current_stream(int index) noexcept;
 void set_current_stream(int index, cudaStream_t stream) noexcept;
 
 // The caching allocator of device `index`, created on first use.
-CachingAllocator& allocator(int index);
+gpu::CachingAllocator& allocator(int index);
 
 // The process's pinned host memory (pinned_host_backend.cpp), created on
 // first use; throws a Failure with the reason when there is no device.
-PinnedHostPool& pinned_pool();
+gpu::PinnedHostPool& pinned_pool();
 
 // When the fused attention kernels run (option attention_kernels).
 enum class AttentionKernels : int {
@@ -60,4 +60,4 @@ struct Options {
 };
 Options& options() noexcept;
 
-}  // namespace loom::cuda
+}  // namespace loom::LOOM_GPU_NAMESPACE

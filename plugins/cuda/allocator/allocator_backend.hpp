@@ -8,7 +8,7 @@
 
 #include <cstddef>
 
-namespace loom::cuda {
+namespace loom::gpu {
 
 class AllocatorBackend {
  public:
@@ -39,4 +39,4 @@ class AllocatorBackend {
   virtual void synchronize() = 0;
 };
 
-}  // namespace loom::cuda
+}  // namespace loom::gpu

@@ -11,7 +11,7 @@
 #include <set>
 #include <vector>
 
-namespace loom::cuda::detail {
+namespace loom::gpu::detail {
 
 struct Block {
   char* ptr = nullptr;
@@ -72,4 +72,4 @@ class BlockPool {
   std::set<Block*, ByStreamSizeAddress> blocks_;
 };
 
-}  // namespace loom::cuda::detail
+}  // namespace loom::gpu::detail

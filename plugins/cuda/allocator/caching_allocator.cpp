@@ -9,7 +9,7 @@
 
 #include "size_policy.hpp"
 
-namespace loom::cuda {
+namespace loom::gpu {
 
 using detail::Block;
 
@@ -281,4 +281,4 @@ void fill_memory_stats(const CachingAllocator::Stats& stats, LoomMemoryStats* ou
   if (LOOM_STRUCT_HAS(out, LoomMemoryStats, num_ooms)) out->num_ooms = stats.num_ooms;
 }
 
-}  // namespace loom::cuda
+}  // namespace loom::gpu

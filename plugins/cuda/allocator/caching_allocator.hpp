@@ -29,7 +29,7 @@
 #include "block_pool.hpp"
 #include "out_of_memory.hpp"
 
-namespace loom::cuda {
+namespace loom::gpu {
 
 class CachingAllocator {
  public:
@@ -119,4 +119,4 @@ class CachingAllocator {
 // for LoomDeviceTypeDesc.memory_stats.
 void fill_memory_stats(const CachingAllocator::Stats& stats, LoomMemoryStats* out);
 
-}  // namespace loom::cuda
+}  // namespace loom::gpu

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <iterator>
 
-namespace loom::cuda {
+namespace loom::gpu {
 namespace {
 
 std::string message(int device_index, size_t requested, size_t device_free,
@@ -45,4 +45,4 @@ OutOfMemory::OutOfMemory(int device, size_t requested_bytes, size_t free_bytes,
       reserved(reserved_bytes),
       allocated(allocated_bytes) {}
 
-}  // namespace loom::cuda
+}  // namespace loom::gpu

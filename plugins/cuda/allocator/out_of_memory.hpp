@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace loom::cuda {
+namespace loom::gpu {
 
 // "512 B", "1.00 KiB", "1.50 MiB", "2.00 GiB": whole bytes below 1 KiB,
 // otherwise the largest binary unit (up to GiB) with two decimals.
@@ -34,4 +34,4 @@ class OutOfMemory : public std::runtime_error {
   const size_t allocated;     // of those, handed out to tensors
 };
 
-}  // namespace loom::cuda
+}  // namespace loom::gpu

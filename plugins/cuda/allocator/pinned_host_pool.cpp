@@ -6,7 +6,7 @@
 #include <bit>
 #include <string>
 
-namespace loom::cuda {
+namespace loom::gpu {
 
 size_t PinnedHostPool::block_size(size_t bytes) {
   constexpr size_t kMin = 512;
@@ -123,4 +123,4 @@ PinnedHostStats PinnedHostPool::stats() const {
   return stats_;
 }
 
-}  // namespace loom::cuda
+}  // namespace loom::gpu

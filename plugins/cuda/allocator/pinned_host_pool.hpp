@@ -21,7 +21,7 @@
 #include <stdexcept>
 #include <vector>
 
-namespace loom::cuda {
+namespace loom::gpu {
 
 class PinnedHostBackend {
  public:
@@ -102,4 +102,4 @@ class PinnedHostPool {
   PinnedHostStats stats_;
 };
 
-}  // namespace loom::cuda
+}  // namespace loom::gpu

@@ -16,7 +16,7 @@
 
 #include <cstddef>
 
-namespace loom::cuda::detail {
+namespace loom::gpu::detail {
 
 inline constexpr size_t kMiB = size_t{1} << 20;
 inline constexpr size_t kMinBlockSize = 512;
@@ -58,4 +58,4 @@ constexpr bool should_split(size_t block_size, size_t rounded) {
                                  : remaining > kSmallRequestLimit;
 }
 
-}  // namespace loom::cuda::detail
+}  // namespace loom::gpu::detail

@@ -26,12 +26,13 @@
 #include "attention_call.hpp"
 #include "attention_ops.cuh"
 #include "dtype.cuh"
+#include "vendor/gpu_target.hpp"
 
 #include <mutex>
 #include <string>
 #include <unordered_map>
 
-namespace loom::cuda {
+namespace loom::LOOM_GPU_NAMESPACE {
 namespace {
 
 using namespace attention;
@@ -173,7 +174,7 @@ class Scratch {
   void* data() const { return data_; }
 
  private:
-  CachingAllocator& allocator_;
+  gpu::CachingAllocator& allocator_;
   void* data_ = nullptr;
 };
 
@@ -224,4 +225,4 @@ void register_attention_kernels(plugin::Registrar& r) {
   r.kernel("_scaled_dot_product_attention_backward", LOOM_GPU_NAME, kernel<fused_backward>, kFloatingMask);
 }
 
-}  // namespace loom::cuda
+}  // namespace loom::LOOM_GPU_NAMESPACE

@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-namespace loom::cuda::attention {
+namespace loom::LOOM_GPU_NAMESPACE::attention {
 
 enum class Pass { Forward, Backward };
 
@@ -158,4 +158,4 @@ Problem<T> make_problem(const LoomKernelCall& c, Pass pass) {
   return p;
 }
 
-}  // namespace loom::cuda::attention
+}  // namespace loom::LOOM_GPU_NAMESPACE::attention

@@ -37,11 +37,12 @@
 #include "dtype.cuh"
 #include "geometry.cuh"
 #include "row_ops.cuh"
+#include "vendor/gpu_target.hpp"
 
 #include <cmath>
 #include <cstdint>
 
-namespace loom::cuda::attention {
+namespace loom::LOOM_GPU_NAMESPACE::attention {
 
 inline constexpr int kLanes = 32;                       // columns per tile, one per lane
 inline constexpr int kRowsPerWarp = 4;
@@ -518,4 +519,4 @@ __host__ __device__ void grad_q_block(const Problem<T>& p, int64_t block, comput
   });
 }
 
-}  // namespace loom::cuda::attention
+}  // namespace loom::LOOM_GPU_NAMESPACE::attention

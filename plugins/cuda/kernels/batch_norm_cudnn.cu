@@ -40,6 +40,7 @@
 #include "dtype.cuh"
 #include "loops.cuh"
 #include "row_reduce.cuh"
+#include "vendor/gpu_target.hpp"
 
 #include <cudnn.h>
 
@@ -47,7 +48,7 @@
 #include <string>
 #include <vector>
 
-namespace loom::cuda {
+namespace loom::LOOM_GPU_NAMESPACE {
 namespace {
 
 using plugin::Failure;
@@ -421,4 +422,4 @@ void register_batch_norm_kernels(plugin::Registrar& r) {
            LOOM_KERNEL_CONTIGUOUS_ONLY);
 }
 
-}  // namespace loom::cuda
+}  // namespace loom::LOOM_GPU_NAMESPACE

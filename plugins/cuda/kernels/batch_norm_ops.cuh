@@ -12,11 +12,12 @@
 #pragma once
 
 #include "dtype.cuh"
+#include "vendor/gpu_target.hpp"
 
 #include <cmath>
 #include <cstdint>
 
-namespace loom::cuda::bn {
+namespace loom::LOOM_GPU_NAMESPACE::bn {
 
 // A channel's partial sums Σ g and Σ g·x̂, mergeable in any tree order
 // (rows::merge_row's interface: combine and map).
@@ -84,4 +85,4 @@ __host__ __device__ inline ChannelSums<A> sum_parts(const ChannelSums<A>* parts,
   return s;
 }
 
-}  // namespace loom::cuda::bn
+}  // namespace loom::LOOM_GPU_NAMESPACE::bn

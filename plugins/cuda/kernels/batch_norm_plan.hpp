@@ -4,12 +4,14 @@
 // descriptors, tested without cuDNN or a GPU (tests/batch_norm_plan_test.cu).
 #pragma once
 
+#include "vendor/gpu_target.hpp"
+
 #include <loom/plugin_api.h>
 
 #include <climits>
 #include <cstdint>
 
-namespace loom::cuda::bn {
+namespace loom::LOOM_GPU_NAMESPACE::bn {
 
 // A contiguous input [N, C, *] as cuDNN's 4-D or 5-D NCHW tensor: spatial
 // batch normalisation reduces over every dim but C, so any split of the
@@ -93,4 +95,4 @@ inline Split eval_backward_split(int64_t C, int64_t M, int64_t target_blocks, in
   return s;
 }
 
-}  // namespace loom::cuda::bn
+}  // namespace loom::LOOM_GPU_NAMESPACE::bn

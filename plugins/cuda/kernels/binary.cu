@@ -14,8 +14,9 @@
 #include "device_blocks.hpp"
 #include "elementwise_args.hpp"
 #include "loops.cuh"
+#include "vendor/gpu_target.hpp"
 
-namespace loom::cuda::ew {
+namespace loom::LOOM_GPU_NAMESPACE::ew {
 namespace {
 
 // ---------------------------------------------------- invalid inputs ---
@@ -218,4 +219,4 @@ void register_binary_kernels(plugin::Registrar& r) {
   r.kernel("_adam_step_", LOOM_GPU_NAME, kernel<adam_step>, kFloatingMask);
 }
 
-}  // namespace loom::cuda::ew
+}  // namespace loom::LOOM_GPU_NAMESPACE::ew

@@ -15,10 +15,11 @@
 #pragma once
 
 #include "scalar_math.cuh"
+#include "vendor/gpu_target.hpp"
 
 #include <type_traits>
 
-namespace loom::cuda::ew {
+namespace loom::LOOM_GPU_NAMESPACE::ew {
 
 // ------------------------------------------------------- arithmetic ---
 
@@ -293,4 +294,4 @@ struct Select {
   __host__ __device__ U operator()(uint8_t c, U x, U y) const { return c ? x : y; }
 };
 
-}  // namespace loom::cuda::ew
+}  // namespace loom::LOOM_GPU_NAMESPACE::ew

@@ -11,10 +11,11 @@
 #include "binary_ops.cuh"
 #include "elementwise_args.hpp"
 #include "loops.cuh"
+#include "vendor/gpu_target.hpp"
 
 #include <type_traits>
 
-namespace loom::cuda::ew {
+namespace loom::LOOM_GPU_NAMESPACE::ew {
 namespace {
 
 // `SameDtypeOut`: the output may also have the inputs' dtype (the in-place
@@ -118,4 +119,4 @@ void register_compare_kernels(plugin::Registrar& r) {
   r.kernel("where", LOOM_GPU_NAME, kernel<where>, kAllMask);
 }
 
-}  // namespace loom::cuda::ew
+}  // namespace loom::LOOM_GPU_NAMESPACE::ew

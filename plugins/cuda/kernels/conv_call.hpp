@@ -13,7 +13,7 @@
 
 #include <string>
 
-namespace loom::cuda::conv {
+namespace loom::LOOM_GPU_NAMESPACE::conv {
 
 enum class ConvOp { Conv2d, ConvTranspose2d, BackwardInput, BackwardWeight };
 
@@ -98,4 +98,4 @@ inline Problem read_problem(const LoomKernelCall& c, ConvOp op) {
   return p;
 }
 
-}  // namespace loom::cuda::conv
+}  // namespace loom::LOOM_GPU_NAMESPACE::conv

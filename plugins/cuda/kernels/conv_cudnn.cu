@@ -26,13 +26,14 @@
 #include "device_blocks.hpp"
 #include "dtype.cuh"
 #include "loops.cuh"
+#include "vendor/gpu_target.hpp"
 
 #include <cudnn.h>
 
 #include <string>
 #include <vector>
 
-namespace loom::cuda {
+namespace loom::LOOM_GPU_NAMESPACE {
 namespace {
 
 using plugin::Failure;
@@ -193,4 +194,4 @@ void Convolution<kOp>::call(const LoomKernelCall& c) {
 
 void register_conv_kernels(plugin::Registrar& r) { conv::register_family<Convolution>(r); }
 
-}  // namespace loom::cuda
+}  // namespace loom::LOOM_GPU_NAMESPACE

@@ -25,11 +25,12 @@
 #include "conv_plan.hpp"
 #include "dtype.cuh"
 #include "geometry.cuh"
+#include "vendor/gpu_target.hpp"
 
 #include <algorithm>
 #include <string>
 
-namespace loom::cuda {
+namespace loom::LOOM_GPU_NAMESPACE {
 namespace {
 
 using plugin::Failure;
@@ -144,4 +145,4 @@ void Convolution<kOp>::call(const LoomKernelCall& c) {
 
 void register_conv_kernels(plugin::Registrar& r) { conv::register_family<Convolution>(r); }
 
-}  // namespace loom::cuda
+}  // namespace loom::LOOM_GPU_NAMESPACE

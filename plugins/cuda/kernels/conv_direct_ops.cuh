@@ -25,7 +25,7 @@
 
 #include <cstdint>
 
-namespace loom::cuda::conv {
+namespace loom::LOOM_GPU_NAMESPACE::conv {
 
 // An optional per-channel bias ([channels], any stride), read in compute
 // type; 0 where there is none.
@@ -149,4 +149,4 @@ LOOM_HD compute_t<T> backward_filter_partial(const Problem& p, int64_t i, const 
   return sum;
 }
 
-}  // namespace loom::cuda::conv
+}  // namespace loom::LOOM_GPU_NAMESPACE::conv

@@ -17,7 +17,7 @@
 #include <cstdint>
 #include <string>
 
-namespace loom::cuda::conv {
+namespace loom::LOOM_GPU_NAMESPACE::conv {
 
 // One operand in device memory: where it starts and its 4-D layout.
 struct Operand {
@@ -83,4 +83,4 @@ void register_family(plugin::Registrar& r) {
   r.kernel("_conv2d_backward_weight", LOOM_GPU_NAME, kernel<Backend<ConvOp::BackwardWeight>::call>, kFloatingMask);
 }
 
-}  // namespace loom::cuda::conv
+}  // namespace loom::LOOM_GPU_NAMESPACE::conv

@@ -9,6 +9,8 @@
 // C++, so tests/conv_plan_test.cu checks it on the host.
 #pragma once
 
+#include "vendor/gpu_target.hpp"
+
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -16,7 +18,7 @@
 #include <mutex>
 #include <vector>
 
-namespace loom::cuda::conv {
+namespace loom::LOOM_GPU_NAMESPACE::conv {
 
 enum class Pass : int { Forward, BackwardData, BackwardFilter };
 
@@ -189,4 +191,4 @@ class LruCache {
   std::vector<Slot> slots_;
 };
 
-}  // namespace loom::cuda::conv
+}  // namespace loom::LOOM_GPU_NAMESPACE::conv

@@ -27,12 +27,13 @@
 #include "cross_entropy_ops.cuh"
 #include "dtype.cuh"
 #include "row_reduce.cuh"
+#include "vendor/gpu_target.hpp"
 
 #include <cstdint>
 #include <string>
 #include <string_view>
 
-namespace loom::cuda {
+namespace loom::LOOM_GPU_NAMESPACE {
 namespace {
 
 using plugin::Failure;
@@ -266,7 +267,7 @@ class Workspace {
   static constexpr size_t kHead = 8 + sizeof(CallSums);
   int device_;
   cudaStream_t stream_;
-  CachingAllocator& allocator_;
+  gpu::CachingAllocator& allocator_;
   char* base_;
 };
 
@@ -367,4 +368,4 @@ void register_cross_entropy_kernels(plugin::Registrar& r) {
            LOOM_KERNEL_CONTIGUOUS_ONLY);
 }
 
-}  // namespace loom::cuda
+}  // namespace loom::LOOM_GPU_NAMESPACE

@@ -18,11 +18,12 @@
 #pragma once
 
 #include "row_ops.cuh"
+#include "vendor/gpu_target.hpp"
 
 #include <cstdint>
 #include <vector>
 
-namespace loom::cuda::xent {
+namespace loom::LOOM_GPU_NAMESPACE::xent {
 
 enum class Target { Counted, Ignored, OutOfRange };
 
@@ -152,4 +153,4 @@ __host__ std::vector<C> lanes_grad(int64_t classes, int64_t t, int lanes, C g, c
   return d;
 }
 
-}  // namespace loom::cuda::xent
+}  // namespace loom::LOOM_GPU_NAMESPACE::xent

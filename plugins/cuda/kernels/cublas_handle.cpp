@@ -2,12 +2,13 @@
 #include "cublas_handle.hpp"
 
 #include "thread_handles.hpp"
+#include "vendor/gpu_target.hpp"
 
 #include <loom/plugin.hpp>
 
 #include <string>
 
-namespace loom::cuda {
+namespace loom::LOOM_GPU_NAMESPACE {
 namespace {
 
 void destroy(cublasHandle_t h) { (void)cublasDestroy(h); }
@@ -43,4 +44,4 @@ cublasHandle_t cublas_handle(int index, cudaStream_t stream) {
   return h;
 }
 
-}  // namespace loom::cuda
+}  // namespace loom::LOOM_GPU_NAMESPACE

@@ -9,7 +9,7 @@
 
 #include <cublas_v2.h>
 
-namespace loom::cuda {
+namespace loom::LOOM_GPU_NAMESPACE {
 
 // The calling thread's handle for device `index`, set to `stream`. Makes
 // `index` the thread's current device. Throws plugin::Failure (device
@@ -21,4 +21,4 @@ cublasHandle_t cublas_handle(int index, cudaStream_t stream);
 // LOOM_STATUS_UNSUPPORTED, so the core falls back instead of failing.
 void check_cublas(cublasStatus_t s, int index, const char* what);
 
-}  // namespace loom::cuda
+}  // namespace loom::LOOM_GPU_NAMESPACE

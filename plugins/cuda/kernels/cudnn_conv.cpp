@@ -1,11 +1,12 @@
 // See cudnn_conv.hpp.
 #include "cudnn_conv.hpp"
+#include "vendor/gpu_target.hpp"
 
 #include <loom/plugin.hpp>
 
 #include <string>
 
-namespace loom::cuda {
+namespace loom::LOOM_GPU_NAMESPACE {
 namespace {
 
 using plugin::Failure;
@@ -107,4 +108,4 @@ std::shared_ptr<const ConvAlgorithm> conv_algorithm(const ConvDescriptors& d, cu
                                [&] { return choose(d, h, p.pass, wanted, index, op); });
 }
 
-}  // namespace loom::cuda
+}  // namespace loom::LOOM_GPU_NAMESPACE

@@ -5,12 +5,13 @@
 
 #include "conv_plan.hpp"
 #include "cudnn_handle.hpp"
+#include "vendor/gpu_target.hpp"
 
 #include <cudnn.h>
 
 #include <memory>
 
-namespace loom::cuda {
+namespace loom::LOOM_GPU_NAMESPACE {
 
 using FilterDescriptor =
     CudnnDescriptor<cudnnFilterDescriptor_t, cudnnCreateFilterDescriptor, cudnnDestroyFilterDescriptor>;
@@ -49,4 +50,4 @@ std::shared_ptr<const ConvAlgorithm> conv_algorithm(const ConvDescriptors& d, cu
                                                     const conv::Problem& p, cudnnMathType_t wanted, int index,
                                                     const char* op);
 
-}  // namespace loom::cuda
+}  // namespace loom::LOOM_GPU_NAMESPACE

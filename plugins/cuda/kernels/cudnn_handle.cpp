@@ -2,12 +2,13 @@
 #include "cudnn_handle.hpp"
 
 #include "thread_handles.hpp"
+#include "vendor/gpu_target.hpp"
 
 #include <loom/plugin.hpp>
 
 #include <string>
 
-namespace loom::cuda {
+namespace loom::LOOM_GPU_NAMESPACE {
 namespace {
 
 void destroy(cudnnHandle_t h) { (void)cudnnDestroy(h); }
@@ -46,4 +47,4 @@ cudnnHandle_t cudnn_handle(int index, cudaStream_t stream) {
   return h;
 }
 
-}  // namespace loom::cuda
+}  // namespace loom::LOOM_GPU_NAMESPACE

@@ -10,7 +10,7 @@
 
 #include <type_traits>
 
-namespace loom::cuda {
+namespace loom::LOOM_GPU_NAMESPACE {
 
 // The calling thread's handle for device `index`, set to `stream`. Makes
 // `index` the thread's current device. Throws plugin::Failure (device
@@ -54,4 +54,4 @@ cudnnDataType_t cudnn_data_type() {
 template <class T>
 using cudnn_scale_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
 
-}  // namespace loom::cuda
+}  // namespace loom::LOOM_GPU_NAMESPACE

@@ -12,7 +12,7 @@
 #include <cstddef>
 #include <vector>
 
-namespace loom::cuda {
+namespace loom::LOOM_GPU_NAMESPACE {
 
 class Blocks {
  public:
@@ -30,9 +30,9 @@ class Blocks {
   }
 
  private:
-  CachingAllocator& allocator_;
+  gpu::CachingAllocator& allocator_;
   cudaStream_t stream_;
   std::vector<void*> blocks_;
 };
 
-}  // namespace loom::cuda
+}  // namespace loom::LOOM_GPU_NAMESPACE

@@ -13,7 +13,7 @@
 #include <string>
 #include <type_traits>
 
-namespace loom::cuda {
+namespace loom::LOOM_GPU_NAMESPACE {
 
 // The type that computes for storage type T.
 template <class T> struct ComputeOf { using type = T; };
@@ -95,4 +95,4 @@ C scalar_as(const LoomValue& v, const char* op) {
                             std::to_string(v.kind));
 }
 
-}  // namespace loom::cuda
+}  // namespace loom::LOOM_GPU_NAMESPACE

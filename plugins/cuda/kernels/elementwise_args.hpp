@@ -14,7 +14,7 @@
 #include <cstring>
 #include <string>
 
-namespace loom::cuda::ew {
+namespace loom::LOOM_GPU_NAMESPACE::ew {
 
 [[noreturn]] inline void fail_args(const char* op, const std::string& what) {
   throw plugin::Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string(LOOM_GPU_NAME " ") + op + ": " + what);
@@ -109,4 +109,4 @@ void register_unary_float_kernels(plugin::Registrar& r);
 void register_binary_kernels(plugin::Registrar& r);
 void register_compare_kernels(plugin::Registrar& r);
 
-}  // namespace loom::cuda::ew
+}  // namespace loom::LOOM_GPU_NAMESPACE::ew

@@ -19,7 +19,7 @@
 #include <limits>
 #include <vector>
 
-namespace loom::cuda {
+namespace loom::LOOM_GPU_NAMESPACE {
 namespace {
 
 using plugin::Failure;
@@ -235,7 +235,7 @@ void copy_(const LoomKernelCall& c) {
       dense[static_cast<size_t>(d)] = stride;
       stride *= src.shape[d];
     }
-    CachingAllocator& a = allocator(index);
+    gpu::CachingAllocator& a = allocator(index);
     void* buf = a.allocate(static_cast<size_t>(stride) * plugin::dtype_itemsize(src.dtype), s);
     LoomTensorDesc tmp = src;
     tmp.data = buf;
@@ -257,4 +257,4 @@ void register_fill_copy_kernels(plugin::Registrar& r) {
   r.kernel("copy_", LOOM_GPU_NAME, kernel<copy_>, all);
 }
 
-}  // namespace loom::cuda
+}  // namespace loom::LOOM_GPU_NAMESPACE

@@ -10,7 +10,7 @@
 
 #include <cstdint>
 
-namespace loom::cuda::gemm {
+namespace loom::LOOM_GPU_NAMESPACE::gemm {
 
 // For b in [0, count): C_b = alpha op(first_b) op(second_b) + beta C_b, all
 // column-major: element (r, c) of a matrix X with leading dimension ld is
@@ -38,4 +38,4 @@ struct Call {
 template <class T>
 void strided_batched(const Call& call, cudaStream_t stream, int index, const char* op);
 
-}  // namespace loom::cuda::gemm
+}  // namespace loom::LOOM_GPU_NAMESPACE::gemm

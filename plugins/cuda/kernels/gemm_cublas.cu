@@ -6,12 +6,13 @@
 #include "../runtime.hpp"
 #include "cublas_handle.hpp"
 #include "gemm_call.hpp"
+#include "vendor/gpu_target.hpp"
 
 #include <cublas_v2.h>
 
 #include <type_traits>
 
-namespace loom::cuda::gemm {
+namespace loom::LOOM_GPU_NAMESPACE::gemm {
 namespace {
 
 // The element types and accumulation cuBLAS is asked for.
@@ -50,4 +51,4 @@ template void strided_batched<__nv_bfloat16>(const Call&, cudaStream_t, int, con
 template void strided_batched<float>(const Call&, cudaStream_t, int, const char*);
 template void strided_batched<double>(const Call&, cudaStream_t, int, const char*);
 
-}  // namespace loom::cuda::gemm
+}  // namespace loom::LOOM_GPU_NAMESPACE::gemm

@@ -6,10 +6,11 @@
 // batch count nor the matrix size is bounded by a grid dimension.
 #include "../cuda_error.hpp"
 #include "gemm_tile_ops.cuh"
+#include "vendor/gpu_target.hpp"
 
 #include <algorithm>
 
-namespace loom::cuda::gemm {
+namespace loom::LOOM_GPU_NAMESPACE::gemm {
 namespace {
 
 template <class T>
@@ -45,4 +46,4 @@ template void strided_batched<__nv_bfloat16>(const Call&, cudaStream_t, int, con
 template void strided_batched<float>(const Call&, cudaStream_t, int, const char*);
 template void strided_batched<double>(const Call&, cudaStream_t, int, const char*);
 
-}  // namespace loom::cuda::gemm
+}  // namespace loom::LOOM_GPU_NAMESPACE::gemm

@@ -12,6 +12,8 @@
 // (C^T = B^T A^T) and the operands swap places.
 #pragma once
 
+#include "vendor/gpu_target.hpp"
+
 #include <loom/plugin/strided.hpp>
 
 #include <algorithm>
@@ -19,7 +21,7 @@
 #include <optional>
 #include <vector>
 
-namespace loom::cuda::gemm {
+namespace loom::LOOM_GPU_NAMESPACE::gemm {
 
 // A logical row-major matrix [rows, cols] with element strides.
 struct Matrix {
@@ -124,4 +126,4 @@ inline void simplify_batches(int32_t nbatch, const int64_t* c_shape, const int64
   out.init(nbatch, c_shape, strides);
 }
 
-}  // namespace loom::cuda::gemm
+}  // namespace loom::LOOM_GPU_NAMESPACE::gemm

@@ -15,10 +15,11 @@
 
 #include "dtype.cuh"
 #include "gemm_call.hpp"
+#include "vendor/gpu_target.hpp"
 
 #include <cstdint>
 
-namespace loom::cuda::gemm {
+namespace loom::LOOM_GPU_NAMESPACE::gemm {
 
 inline constexpr int kTileM = 64, kTileN = 64, kTileK = 16;
 inline constexpr int kSide = 16;                  // threads per tile side
@@ -117,4 +118,4 @@ LOOM_HD inline Tile<T> tile_of(const Call& g, int64_t n, int64_t down, int64_t a
           static_cast<T*>(g.c) + b * g.stride_c, (rest % down) * kTileM, (rest / down) * kTileN};
 }
 
-}  // namespace loom::cuda::gemm
+}  // namespace loom::LOOM_GPU_NAMESPACE::gemm

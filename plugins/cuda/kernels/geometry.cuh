@@ -5,12 +5,14 @@
 // peeling dims from the innermost. Passed by value as a kernel argument.
 #pragma once
 
+#include "vendor/gpu_target.hpp"
+
 #include <loom/plugin/strided.hpp>
 #include <loom/plugin_api.h>
 
 #include <cstdint>
 
-namespace loom::cuda {
+namespace loom::LOOM_GPU_NAMESPACE {
 
 // Dims a kernel addresses after simplification; more is declined
 // (LOOM_STATUS_UNSUPPORTED, the core then falls back) — it takes a tensor
@@ -68,4 +70,4 @@ inline dim3 grid_for(int64_t n) {
 }
 inline constexpr unsigned kBlock = 256;
 
-}  // namespace loom::cuda
+}  // namespace loom::LOOM_GPU_NAMESPACE

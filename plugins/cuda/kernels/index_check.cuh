@@ -17,7 +17,7 @@
 #include <cstdint>
 #include <string>
 
-namespace loom::cuda::indexing {
+namespace loom::LOOM_GPU_NAMESPACE::indexing {
 
 // The slot: `seen` turns 1 once, and its winner writes `value`.
 struct BadIndexSlot {
@@ -76,8 +76,8 @@ class BadIndexCheck {
  private:
   int device_;
   cudaStream_t stream_;
-  CachingAllocator& allocator_;
+  gpu::CachingAllocator& allocator_;
   BadIndexSlot* slot_;
 };
 
-}  // namespace loom::cuda::indexing
+}  // namespace loom::LOOM_GPU_NAMESPACE::indexing

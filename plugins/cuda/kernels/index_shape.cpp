@@ -2,8 +2,9 @@
 // "Shape"): each file registers its own ops.
 #include "../device.hpp"
 #include "index_shape.hpp"
+#include "vendor/gpu_target.hpp"
 
-namespace loom::cuda {
+namespace loom::LOOM_GPU_NAMESPACE {
 
 void register_index_shape_kernels(plugin::Registrar& r) {
   indexing::register_indexing_kernels(r);
@@ -13,4 +14,4 @@ void register_index_shape_kernels(plugin::Registrar& r) {
   indexing::register_pad_embedding_kernels(r);
 }
 
-}  // namespace loom::cuda
+}  // namespace loom::LOOM_GPU_NAMESPACE

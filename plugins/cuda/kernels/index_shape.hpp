@@ -14,7 +14,7 @@
 #include <cstdint>
 #include <string>
 
-namespace loom::cuda::indexing {
+namespace loom::LOOM_GPU_NAMESPACE::indexing {
 
 [[noreturn]] inline void fail_op(const char* op, const std::string& what) {
   throw plugin::Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string(LOOM_GPU_NAME " ") + op + ": " + what);
@@ -54,4 +54,4 @@ void register_masked_kernels(plugin::Registrar& r);    // indexing_masked.cu: ma
 void register_shape_kernels(plugin::Registrar& r);     // shape.cu: cat, flip, roll, tril/triu
 void register_sort_kernels(plugin::Registrar& r);      // sort.cu: sort, topk
 void register_pad_embedding_kernels(plugin::Registrar& r);  // pad_embedding.cu: pad, embedding
-}  // namespace loom::cuda::indexing
+}  // namespace loom::LOOM_GPU_NAMESPACE::indexing

@@ -23,11 +23,12 @@
 #include "index_check.cuh"
 #include "index_shape.hpp"
 #include "indexing_ops.cuh"
+#include "vendor/gpu_target.hpp"
 
 #include <algorithm>
 #include <cstring>
 
-namespace loom::cuda::indexing {
+namespace loom::LOOM_GPU_NAMESPACE::indexing {
 namespace {
 
 int32_t dim_value(const LoomKernelCall& c, const char* op, const LoomTensorDesc& self) {
@@ -283,4 +284,4 @@ void register_indexing_kernels(plugin::Registrar& r) {
   r.kernel("index_add_", LOOM_GPU_NAME, kernel<scatter<Combine::Add, kIndexAdd>>, kAllMask);
 }
 
-}  // namespace loom::cuda::indexing
+}  // namespace loom::LOOM_GPU_NAMESPACE::indexing

@@ -17,11 +17,12 @@
 #include "indexing_ops.cuh"
 #include "loops.cuh"
 #include "vendor/gpu_primitives.cuh"
+#include "vendor/gpu_target.hpp"
 
 
 #include <cstring>
 
-namespace loom::cuda::indexing {
+namespace loom::LOOM_GPU_NAMESPACE::indexing {
 namespace {
 
 // ---- masked_fill_ ------------------------------------------------------------------------
@@ -219,4 +220,4 @@ void register_masked_kernels(plugin::Registrar& r) {
   r.kernel("masked_select", LOOM_GPU_NAME, kernel<masked_select>, kAllMask);
 }
 
-}  // namespace loom::cuda::indexing
+}  // namespace loom::LOOM_GPU_NAMESPACE::indexing

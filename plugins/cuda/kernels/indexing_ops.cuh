@@ -6,12 +6,13 @@
 #pragma once
 
 #include "dtype.cuh"
+#include "vendor/gpu_target.hpp"
 
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
 
-namespace loom::cuda::indexing {
+namespace loom::LOOM_GPU_NAMESPACE::indexing {
 
 // 0 <= i < size in one compare (a negative index is out of range: the core
 // has already wrapped the indices it may wrap).
@@ -140,4 +141,4 @@ __host__ __device__ inline uint64_t sort_key(T x) {
   }
 }
 
-}  // namespace loom::cuda::indexing
+}  // namespace loom::LOOM_GPU_NAMESPACE::indexing

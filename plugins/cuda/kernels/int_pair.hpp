@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <string>
 
-namespace loom::cuda {
+namespace loom::LOOM_GPU_NAMESPACE {
 
 // values[i] as two int64s; an INVALID_ARGUMENT failure naming op, the
 // argument and its position when it is anything else.
@@ -22,4 +22,4 @@ inline const int64_t* int_pair(const LoomKernelCall& c, int i, const char* op, c
   return c.values[i].u.ints.data;
 }
 
-}  // namespace loom::cuda
+}  // namespace loom::LOOM_GPU_NAMESPACE

@@ -13,10 +13,11 @@
 #include "../runtime.hpp"
 #include "dtype.cuh"
 #include "row_reduce.cuh"
+#include "vendor/gpu_target.hpp"
 
 #include <string>
 
-namespace loom::cuda {
+namespace loom::LOOM_GPU_NAMESPACE {
 namespace {
 
 using plugin::Failure;
@@ -96,4 +97,4 @@ void register_layer_norm_kernels(plugin::Registrar& r) {
   r.kernel("layer_norm", LOOM_GPU_NAME, plugin::kernel<layer_norm>, kFloatingMask, LOOM_KERNEL_CONTIGUOUS_ONLY);
 }
 
-}  // namespace loom::cuda
+}  // namespace loom::LOOM_GPU_NAMESPACE

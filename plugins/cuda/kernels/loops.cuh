@@ -23,7 +23,7 @@
 #include <cstdint>
 #include <utility>
 
-namespace loom::cuda {
+namespace loom::LOOM_GPU_NAMESPACE {
 
 template <class T, int V>
 struct alignas(sizeof(T) * V) Vec {
@@ -138,4 +138,4 @@ void elementwise(const LoomTensorDesc& out, const std::array<const LoomTensorDes
                                                         cudaGetErrorString(e));
 }
 
-}  // namespace loom::cuda
+}  // namespace loom::LOOM_GPU_NAMESPACE

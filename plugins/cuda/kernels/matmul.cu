@@ -23,11 +23,12 @@
 #include "gemm_call.hpp"
 #include "gemm_plan.hpp"
 #include "loops.cuh"
+#include "vendor/gpu_target.hpp"
 
 #include <string>
 #include <vector>
 
-namespace loom::cuda {
+namespace loom::LOOM_GPU_NAMESPACE {
 namespace {
 
 using plugin::Failure;
@@ -247,4 +248,4 @@ void register_matmul_kernels(plugin::Registrar& r) {
   r.kernel("baddbmm", LOOM_GPU_NAME, kernel<add_product<kBaddbmm>>, kFloatingMask);
 }
 
-}  // namespace loom::cuda
+}  // namespace loom::LOOM_GPU_NAMESPACE

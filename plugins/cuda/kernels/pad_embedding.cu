@@ -13,10 +13,11 @@
 #include "index_check.cuh"
 #include "index_shape.hpp"
 #include "indexing_ops.cuh"
+#include "vendor/gpu_target.hpp"
 
 #include <cstring>
 
-namespace loom::cuda::indexing {
+namespace loom::LOOM_GPU_NAMESPACE::indexing {
 namespace {
 
 // ------------------------------------------------------------------ pad ---
@@ -182,4 +183,4 @@ void register_pad_embedding_kernels(plugin::Registrar& r) {
   r.kernel("embedding", LOOM_GPU_NAME, kernel<embedding>, kAllMask);
 }
 
-}  // namespace loom::cuda::indexing
+}  // namespace loom::LOOM_GPU_NAMESPACE::indexing

@@ -13,11 +13,12 @@
 #include "dtype.cuh"
 #include "int_pair.hpp"
 #include "pool_ops.cuh"
+#include "vendor/gpu_target.hpp"
 
 #include <algorithm>
 #include <string>
 
-namespace loom::cuda {
+namespace loom::LOOM_GPU_NAMESPACE {
 namespace {
 
 using plugin::Failure;
@@ -165,4 +166,4 @@ void register_pool_kernels(plugin::Registrar& r) {
   r.kernel("adaptive_avg_pool2d", LOOM_GPU_NAME, kernel<adaptive_avg_pool2d>, kFloatingMask);
 }
 
-}  // namespace loom::cuda
+}  // namespace loom::LOOM_GPU_NAMESPACE

@@ -14,7 +14,7 @@
 #include <limits>
 #include <type_traits>
 
-namespace loom::cuda::pool {
+namespace loom::LOOM_GPU_NAMESPACE::pool {
 
 // A max-pool window along one dim: the taps start + k * dilation for k in
 // [k_begin, k_end) are the ones inside [0, length). Empty when k_end <=
@@ -182,4 +182,4 @@ __host__ __device__ void adaptive_avg_output(const PoolGeometry& g, int64_t o, c
   y[s.y_at] = avg_result<T>(sum, (r.end - r.begin) * (c.end - c.begin), false);
 }
 
-}  // namespace loom::cuda::pool
+}  // namespace loom::LOOM_GPU_NAMESPACE::pool

@@ -10,12 +10,13 @@
 #include "../runtime.hpp"
 #include "dtype.cuh"
 #include "geometry.cuh"
+#include "vendor/gpu_target.hpp"
 
 #include <loom/plugin/philox.hpp>
 
 #include <type_traits>
 
-namespace loom::cuda {
+namespace loom::LOOM_GPU_NAMESPACE {
 namespace {
 
 using plugin::Failure;
@@ -129,4 +130,4 @@ void register_random_kernels(plugin::Registrar& r) {
   r.kernel("dropout", LOOM_GPU_NAME, kernel<dropout>, kFloatingMask);
 }
 
-}  // namespace loom::cuda
+}  // namespace loom::LOOM_GPU_NAMESPACE

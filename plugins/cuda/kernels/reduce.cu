@@ -7,10 +7,11 @@
 #include "reduce.hpp"
 #include "reduce_kernels.cuh"
 #include "reduce_ops.cuh"
+#include "vendor/gpu_target.hpp"
 
 #include <atomic>
 
-namespace loom::cuda {
+namespace loom::LOOM_GPU_NAMESPACE {
 
 int multiprocessor_count(int index) {
   static std::atomic<int> cache[kMaxDevices] = {};
@@ -124,4 +125,4 @@ void register_reduce_kernels(plugin::Registrar& r) {
   r.kernel("cumprod", LOOM_GPU_NAME, kernel<cumprod>, kAllMask);
 }
 
-}  // namespace loom::cuda
+}  // namespace loom::LOOM_GPU_NAMESPACE

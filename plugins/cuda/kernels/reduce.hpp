@@ -3,9 +3,11 @@
 // `void(const LoomKernelCall&)` and throws plugin::Failure on a bad call.
 #pragma once
 
+#include "vendor/gpu_target.hpp"
+
 #include <loom/plugin_api.h>
 
-namespace loom::cuda {
+namespace loom::LOOM_GPU_NAMESPACE {
 
 // reduce.cu: shared by the reduction and scan launchers.
 // Multiprocessors of device `index`, asked once (launch shapes aim to fill them).
@@ -31,4 +33,4 @@ void logsumexp(const LoomKernelCall& c);
 void cumsum(const LoomKernelCall& c);
 void cumprod(const LoomKernelCall& c);
 
-}  // namespace loom::cuda
+}  // namespace loom::LOOM_GPU_NAMESPACE

@@ -26,7 +26,7 @@
 #include <string>
 #include <type_traits>
 
-namespace loom::cuda {
+namespace loom::LOOM_GPU_NAMESPACE {
 namespace detail {
 
 // Combines `acc` over the `width` (a power of two <= 32) lanes of each
@@ -185,7 +185,7 @@ void run_reduction(const Op& op, const ReducePlan& plan, const LoomTensorDesc& i
   const ReduceLaunch& L = args.launch;
   if (L.grid_x > 0x7fffffff)
     throw plugin::Failure(LOOM_STATUS_UNSUPPORTED, std::string(LOOM_GPU_NAME " ") + name + ": too many outputs for one grid");
-  CachingAllocator* alloc = nullptr;
+  gpu::CachingAllocator* alloc = nullptr;
   if (L.splits > 1) {
     alloc = &allocator(index);
     args.partials = alloc->allocate(static_cast<size_t>(plan.num_outputs * L.splits) * sizeof(Acc), stream);
@@ -204,4 +204,4 @@ void run_reduction(const Op& op, const ReducePlan& plan, const LoomTensorDesc& i
   check_launch(name);
 }
 
-}  // namespace loom::cuda
+}  // namespace loom::LOOM_GPU_NAMESPACE

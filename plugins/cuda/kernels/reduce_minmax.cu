@@ -6,8 +6,9 @@
 #include "reduce.hpp"
 #include "reduce_kernels.cuh"
 #include "reduce_ops.cuh"
+#include "vendor/gpu_target.hpp"
 
-namespace loom::cuda {
+namespace loom::LOOM_GPU_NAMESPACE {
 namespace {
 
 template <bool IsMax>
@@ -58,4 +59,4 @@ void min_dim(const LoomKernelCall& c) { arg_extreme<false, true>(c, "min.dim"); 
 void argmax(const LoomKernelCall& c) { arg_extreme<true, false>(c, "argmax"); }
 void argmin(const LoomKernelCall& c) { arg_extreme<false, false>(c, "argmin"); }
 
-}  // namespace loom::cuda
+}  // namespace loom::LOOM_GPU_NAMESPACE

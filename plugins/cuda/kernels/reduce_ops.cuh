@@ -21,13 +21,14 @@
 #pragma once
 
 #include "dtype.cuh"
+#include "vendor/gpu_target.hpp"
 
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <type_traits>
 
-namespace loom::cuda::reduce {
+namespace loom::LOOM_GPU_NAMESPACE::reduce {
 
 template <class T>
 using sum_acc_t = std::conditional_t<is_floating_v<T>, std::conditional_t<std::is_same_v<T, double>, double, float>,
@@ -197,4 +198,4 @@ struct ScanOp {
   __host__ __device__ T result(const Acc& a) const { return from_acc<T>(a); }
 };
 
-}  // namespace loom::cuda::reduce
+}  // namespace loom::LOOM_GPU_NAMESPACE::reduce

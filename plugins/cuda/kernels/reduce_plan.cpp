@@ -1,5 +1,6 @@
 // Planning of CUDA reductions and scans; see reduce_plan.hpp.
 #include "reduce_plan.hpp"
+#include "vendor/gpu_target.hpp"
 
 #include <loom/plugin.hpp>
 #include <loom/plugin/strided.hpp>
@@ -8,7 +9,7 @@
 #include <climits>
 #include <string>
 
-namespace loom::cuda {
+namespace loom::LOOM_GPU_NAMESPACE {
 namespace {
 
 using plugin::Failure;
@@ -234,4 +235,4 @@ bool plan_scan(int32_t ndim, const int64_t* shape, const int64_t* in_strides,
   return true;
 }
 
-}  // namespace loom::cuda
+}  // namespace loom::LOOM_GPU_NAMESPACE

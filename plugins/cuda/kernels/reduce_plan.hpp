@@ -23,7 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace loom::cuda {
+namespace loom::LOOM_GPU_NAMESPACE {
 
 // Dims a walk addresses after merging; more is declined (UNSUPPORTED, the
 // core falls back), as geometry.cuh does for elementwise kernels.
@@ -177,4 +177,4 @@ struct ScanPlan {
 bool plan_scan(int32_t ndim, const int64_t* shape, const int64_t* in_strides,
                const int64_t* out_strides, int32_t dim, int sm_count, ScanPlan& plan);
 
-}  // namespace loom::cuda
+}  // namespace loom::LOOM_GPU_NAMESPACE

@@ -6,8 +6,9 @@
 #include "reduce.hpp"
 #include "reduce_kernels.cuh"
 #include "reduce_stats_ops.cuh"
+#include "vendor/gpu_target.hpp"
 
-namespace loom::cuda {
+namespace loom::LOOM_GPU_NAMESPACE {
 namespace {
 
 int32_t input_dtype(const LoomKernelCall& c, const char* name) {
@@ -59,4 +60,4 @@ void stddev(const LoomKernelCall& c) { moments(c, "std", true); }
 void norm(const LoomKernelCall& c) { norm_kernel(c); }
 void logsumexp(const LoomKernelCall& c) { logsumexp_kernel(c); }
 
-}  // namespace loom::cuda
+}  // namespace loom::LOOM_GPU_NAMESPACE

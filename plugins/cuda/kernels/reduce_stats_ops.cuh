@@ -4,11 +4,12 @@
 #pragma once
 
 #include "reduce_ops.cuh"
+#include "vendor/gpu_target.hpp"
 
 #include <cmath>
 #include <cstdint>
 
-namespace loom::cuda::reduce {
+namespace loom::LOOM_GPU_NAMESPACE::reduce {
 
 // ----------------------------------------------------------- var / std ---
 
@@ -154,4 +155,4 @@ struct LseOp {
   }
 };
 
-}  // namespace loom::cuda::reduce
+}  // namespace loom::LOOM_GPU_NAMESPACE::reduce

@@ -8,10 +8,12 @@
 // float64 (statistics in float32 or wider, as the CPU plugin).
 #pragma once
 
+#include "vendor/gpu_target.hpp"
+
 #include <cmath>
 #include <cstdint>
 
-namespace loom::cuda::rows {
+namespace loom::LOOM_GPU_NAMESPACE::rows {
 
 template <class C>
 __host__ __device__ inline C exp_of(C x) {
@@ -112,4 +114,4 @@ struct Welford {
   }
 };
 
-}  // namespace loom::cuda::rows
+}  // namespace loom::LOOM_GPU_NAMESPACE::rows

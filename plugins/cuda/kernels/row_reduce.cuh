@@ -20,7 +20,7 @@
 #include <cstdint>
 #include <type_traits>
 
-namespace loom::cuda::rows {
+namespace loom::LOOM_GPU_NAMESPACE::rows {
 
 inline constexpr int kBlockRowThreads = 256;
 inline constexpr int64_t kWarpRowMax = 1024;
@@ -125,4 +125,4 @@ void with_row_threads(const RowLaunch& l, F&& f) {
   }
 }
 
-}  // namespace loom::cuda::rows
+}  // namespace loom::LOOM_GPU_NAMESPACE::rows

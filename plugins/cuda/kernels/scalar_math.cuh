@@ -23,7 +23,7 @@
 #include <limits>
 #include <type_traits>
 
-namespace loom::cuda {
+namespace loom::LOOM_GPU_NAMESPACE {
 
 template <class T> struct WrapOf { using type = T; };  // floats and bool: themselves
 template <> struct WrapOf<uint8_t> { using type = uint32_t; };
@@ -134,4 +134,4 @@ LOOM_CUDA_MATH2(copysign, copysignf, copysign)
 #undef LOOM_CUDA_MATH2
 
 }  // namespace math
-}  // namespace loom::cuda
+}  // namespace loom::LOOM_GPU_NAMESPACE

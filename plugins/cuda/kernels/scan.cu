@@ -23,7 +23,7 @@
 
 #include <string>
 
-namespace loom::cuda {
+namespace loom::LOOM_GPU_NAMESPACE {
 namespace {
 
 using plugin::Failure;
@@ -194,7 +194,7 @@ void run_scan(const ScanPlan& p, const LoomTensorDesc& in, const LoomTensorDesc&
   const unsigned grid = static_cast<unsigned>(p.columns ? (work + 255) / 256 : (work + kWarpsPerBlock - 1) / kWarpsPerBlock);
   const dim3 warps(32, kWarpsPerBlock);
   Acc* totals = nullptr;
-  CachingAllocator* a = nullptr;
+  gpu::CachingAllocator* a = nullptr;
   if (p.tiles > 1) {
     a = &allocator(index);
     totals = static_cast<Acc*>(a->allocate(static_cast<size_t>(work) * sizeof(Acc), st));
@@ -247,4 +247,4 @@ void scan(const LoomKernelCall& c, const char* name) {
 void cumsum(const LoomKernelCall& c) { scan<false>(c, "cumsum"); }
 void cumprod(const LoomKernelCall& c) { scan<true>(c, "cumprod"); }
 
-}  // namespace loom::cuda
+}  // namespace loom::LOOM_GPU_NAMESPACE

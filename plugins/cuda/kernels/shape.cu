@@ -7,10 +7,11 @@
 #include "geometry.cuh"
 #include "index_shape.hpp"
 #include "indexing_ops.cuh"
+#include "vendor/gpu_target.hpp"
 
 #include <vector>
 
-namespace loom::cuda::indexing {
+namespace loom::LOOM_GPU_NAMESPACE::indexing {
 namespace {
 
 // ------------------------------------------------------------------ cat ---
@@ -209,4 +210,4 @@ void register_shape_kernels(plugin::Registrar& r) {
   r.kernel("triu_", LOOM_GPU_NAME, kernel<triangle<false, true>>, kAllMask);
 }
 
-}  // namespace loom::cuda::indexing
+}  // namespace loom::LOOM_GPU_NAMESPACE::indexing

@@ -14,11 +14,12 @@
 #include "dtype.cuh"
 #include "geometry.cuh"
 #include "row_reduce.cuh"
+#include "vendor/gpu_target.hpp"
 
 #include <string>
 #include <vector>
 
-namespace loom::cuda {
+namespace loom::LOOM_GPU_NAMESPACE {
 namespace {
 
 using plugin::Failure;
@@ -102,4 +103,4 @@ void register_softmax_kernels(plugin::Registrar& r) {
   r.kernel("log_softmax", LOOM_GPU_NAME, kernel<log_softmax>, kFloatingMask);
 }
 
-}  // namespace loom::cuda
+}  // namespace loom::LOOM_GPU_NAMESPACE

@@ -18,11 +18,12 @@
 #include "index_shape.hpp"
 #include "indexing_ops.cuh"
 #include "vendor/gpu_primitives.cuh"
+#include "vendor/gpu_target.hpp"
 
 
 #include <climits>
 
-namespace loom::cuda::indexing {
+namespace loom::LOOM_GPU_NAMESPACE::indexing {
 namespace {
 
 // Rows: every dim but `dim` (shape and each operand's strides), and the
@@ -177,4 +178,4 @@ void register_sort_kernels(plugin::Registrar& r) {
   r.kernel("topk", LOOM_GPU_NAME, kernel<topk>, kNoBoolMask);
 }
 
-}  // namespace loom::cuda::indexing
+}  // namespace loom::LOOM_GPU_NAMESPACE::indexing

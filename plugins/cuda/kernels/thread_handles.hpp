@@ -6,10 +6,11 @@
 #pragma once
 
 #include "../runtime.hpp"
+#include "vendor/gpu_target.hpp"
 
 #include <array>
 
-namespace loom::cuda {
+namespace loom::LOOM_GPU_NAMESPACE {
 
 // Destroy: void(Handle), called with the handle's device current; failures
 // at exit (driver already shutting down) have nobody to report to.
@@ -33,4 +34,4 @@ struct ThreadHandles {
   }
 };
 
-}  // namespace loom::cuda
+}  // namespace loom::LOOM_GPU_NAMESPACE

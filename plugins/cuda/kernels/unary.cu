@@ -7,11 +7,12 @@
 #include "../device.hpp"
 #include "unary_driver.cuh"
 #include "unary_ops.cuh"
+#include "vendor/gpu_target.hpp"
 
 #include <cmath>
 #include <limits>
 
-namespace loom::cuda::ew {
+namespace loom::LOOM_GPU_NAMESPACE::ew {
 namespace {
 
 // A family whose functor takes no values.
@@ -146,9 +147,9 @@ void register_unary_kernels(plugin::Registrar& r) {
   register_unary<IsFiniteFamily>(r, false);
 }
 
-}  // namespace loom::cuda::ew
+}  // namespace loom::LOOM_GPU_NAMESPACE::ew
 
-namespace loom::cuda {
+namespace loom::LOOM_GPU_NAMESPACE {
 
 void register_elementwise_kernels(plugin::Registrar& r) {
   ew::register_unary_kernels(r);
@@ -157,4 +158,4 @@ void register_elementwise_kernels(plugin::Registrar& r) {
   ew::register_compare_kernels(r);
 }
 
-}  // namespace loom::cuda
+}  // namespace loom::LOOM_GPU_NAMESPACE

@@ -15,10 +15,11 @@
 
 #include "elementwise_args.hpp"
 #include "loops.cuh"
+#include "vendor/gpu_target.hpp"
 
 #include <string>
 
-namespace loom::cuda::ew {
+namespace loom::LOOM_GPU_NAMESPACE::ew {
 
 // The dtype rules of the conventions table. ToBool: the input keeps its own
 // dtype (any), the output is bool.
@@ -93,4 +94,4 @@ void register_unary(plugin::Registrar& r, bool in_place, const char* file = __bu
   if (in_place) r.kernel((std::string(Family::name) + "_").c_str(), LOOM_GPU_NAME, fn, mask, 0, nullptr, file, line);
 }
 
-}  // namespace loom::cuda::ew
+}  // namespace loom::LOOM_GPU_NAMESPACE::ew

@@ -8,8 +8,9 @@
 // float, float64 in double.
 #include "unary_driver.cuh"
 #include "unary_ops.cuh"
+#include "vendor/gpu_target.hpp"
 
-namespace loom::cuda::ew {
+namespace loom::LOOM_GPU_NAMESPACE::ew {
 namespace {
 
 // A value-less float op: Fn<V> through MathOp.
@@ -123,4 +124,4 @@ void register_unary_float_kernels(plugin::Registrar& r) {
   r.kernel("gelu_", LOOM_GPU_NAME, plugin::kernel<gelu>, kFloatingMask);
 }
 
-}  // namespace loom::cuda::ew
+}  // namespace loom::LOOM_GPU_NAMESPACE::ew

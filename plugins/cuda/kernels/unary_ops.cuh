@@ -17,17 +17,18 @@
 // double, so float results may differ from it in the last bit), using the
 // CPU's cancellation-free forms so special values (inf, NaN, -0) agree.
 //
-// The elementwise family lives in loom::cuda::ew: a kernel instantiation is
+// The elementwise family lives in loom::<plugin>::ew: a kernel instantiation is
 // named after its functor, so a functor name another kernel family may also
 // use (Add, Maximum) in the same namespace would let one definition silently
 // replace the other at link time.
 #pragma once
 
 #include "scalar_math.cuh"
+#include "vendor/gpu_target.hpp"
 
 #include <type_traits>
 
-namespace loom::cuda::ew {
+namespace loom::LOOM_GPU_NAMESPACE::ew {
 
 // ------------------------------------------------- same-dtype ops ---
 
@@ -240,4 +241,4 @@ struct LeakyReluFn {
   __host__ __device__ V operator()(V x) const { return x > 0 ? x : x * slope; }
 };
 
-}  // namespace loom::cuda::ew
+}  // namespace loom::LOOM_GPU_NAMESPACE::ew

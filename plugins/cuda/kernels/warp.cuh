@@ -3,11 +3,13 @@
 // Every lane of the warp must call them (full mask).
 #pragma once
 
+#include "vendor/gpu_target.hpp"
+
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
 
-namespace loom::cuda::warp {
+namespace loom::LOOM_GPU_NAMESPACE::warp {
 
 enum class Shfl { Down, Up, Idx };
 
@@ -35,4 +37,4 @@ __device__ inline A up(const A& v, int delta) { return shuffle<Shfl::Up>(v, delt
 template <class A>
 __device__ inline A from_lane(const A& v, int lane) { return shuffle<Shfl::Idx>(v, lane); }
 
-}  // namespace loom::cuda::warp
+}  // namespace loom::LOOM_GPU_NAMESPACE::warp

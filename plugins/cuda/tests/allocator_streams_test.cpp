@@ -7,7 +7,7 @@
 #include "caching_allocator.hpp"
 #include "fake_allocator_backend.hpp"
 
-namespace loom::cuda::test {
+namespace loom::gpu::test {
 
 TEST_CASE("a block used on other streams waits for their events", "[cuda][allocator]") {
   FakeAllocatorBackend device(1024 * MiB);
@@ -190,4 +190,4 @@ TEST_CASE("sizes in messages use binary units with two decimals", "[cuda][alloca
   CHECK(format_bytes(size_t{5} << 40) == "5120.00 GiB");
 }
 
-}  // namespace loom::cuda::test
+}  // namespace loom::gpu::test

@@ -13,7 +13,7 @@
 #include "caching_allocator.hpp"
 #include "fake_allocator_backend.hpp"
 
-namespace loom::cuda::test {
+namespace loom::gpu::test {
 
 namespace {
 
@@ -109,4 +109,4 @@ TEST_CASE("4 threads x 10k random allocations and frees", "[cuda][allocator][thr
   CHECK(device.bad_calls() == 0);
 }
 
-}  // namespace loom::cuda::test
+}  // namespace loom::gpu::test

@@ -9,7 +9,7 @@
 #include "caching_allocator.hpp"
 #include "fake_allocator_backend.hpp"
 
-namespace loom::cuda::test {
+namespace loom::gpu::test {
 
 namespace {
 
@@ -266,7 +266,7 @@ TEST_CASE("LoomMemoryStats gets the fields its struct_size covers", "[cuda][allo
   LoomMemoryStats full;
   std::memset(&full, 0xff, sizeof full);
   full.struct_size = sizeof full;
-  loom::cuda::fill_memory_stats(stats, &full);
+  loom::gpu::fill_memory_stats(stats, &full);
   CHECK(full.allocated_bytes == 1);
   CHECK(full.max_allocated_bytes == 2);
   CHECK(full.reserved_bytes == 3);
@@ -280,7 +280,7 @@ TEST_CASE("LoomMemoryStats gets the fields its struct_size covers", "[cuda][allo
   LoomMemoryStats older;
   std::memset(&older, 0xab, sizeof older);
   older.struct_size = offsetof(LoomMemoryStats, reserved_bytes);
-  loom::cuda::fill_memory_stats(stats, &older);
+  loom::gpu::fill_memory_stats(stats, &older);
   CHECK(older.allocated_bytes == 1);
   CHECK(older.max_allocated_bytes == 2);
   CHECK(older.reserved_bytes == 0xababababababababull);
@@ -303,4 +303,4 @@ TEST_CASE("the destructor returns every segment, in use or not", "[cuda][allocat
   CHECK(device.bad_calls() == 0);
 }
 
-}  // namespace loom::cuda::test
+}  // namespace loom::gpu::test

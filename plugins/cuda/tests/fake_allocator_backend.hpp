@@ -12,7 +12,7 @@
 
 #include "allocator_backend.hpp"
 
-namespace loom::cuda::test {
+namespace loom::gpu::test {
 
 class FakeAllocatorBackend : public AllocatorBackend {
  public:
@@ -156,4 +156,4 @@ inline AllocatorBackend::Stream fake_stream(int n) {
 inline constexpr size_t KiB = size_t{1} << 10;
 inline constexpr size_t MiB = size_t{1} << 20;
 
-}  // namespace loom::cuda::test
+}  // namespace loom::gpu::test

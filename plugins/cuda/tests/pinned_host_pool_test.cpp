@@ -11,7 +11,7 @@
 
 #include "pinned_host_pool.hpp"
 
-namespace loom::cuda::test {
+namespace loom::gpu::test {
 namespace {
 
 // malloc under a byte budget; events complete only when the test says so.
@@ -202,4 +202,4 @@ TEST_CASE("pinned allocations from several threads never overlap", "[cuda][pinne
   host.complete_all();
 }
 
-}  // namespace loom::cuda::test
+}  // namespace loom::gpu::test

@@ -19,7 +19,7 @@
 #include <rocprim/device/device_segmented_radix_sort.hpp>
 #endif
 
-namespace loom::cuda::primitives {
+namespace loom::LOOM_GPU_NAMESPACE::primitives {
 
 // out[i] = in[0] + ... + in[i - 1] (out[0] = 0); `out` may be `in`.
 template <class T>
@@ -55,4 +55,4 @@ cudaError_t segmented_sort_pairs(bool descending, void* temp, size_t& temp_bytes
 #endif
 }
 
-}  // namespace loom::cuda::primitives
+}  // namespace loom::LOOM_GPU_NAMESPACE::primitives

@@ -4,6 +4,9 @@
 //   LOOM_GPU_NAME  the device type this build registers, as a string
 //                  literal so messages concatenate it: "cuda", or "hip"
 //                  when plugins/hip builds these sources (LOOM_GPU_HIP);
+//   LOOM_GPU_NAMESPACE  the plugin's namespace under loom: cuda, or hip
+//                  (DESIGN.md's map), so a backtrace or `nm` of either
+//                  library names the plugin it came from;
 //   LOOM_HD        marks a helper that both host and device code call.
 //                  nvcc lets device code call constexpr host functions
 //                  (--expt-relaxed-constexpr), clang (hipcc) does not.
@@ -11,8 +14,10 @@
 
 #if defined(LOOM_GPU_HIP)
 #define LOOM_GPU_NAME "hip"
+#define LOOM_GPU_NAMESPACE hip
 #else
 #define LOOM_GPU_NAME "cuda"
+#define LOOM_GPU_NAMESPACE cuda
 #endif
 
 #if defined(__CUDACC__) || defined(__HIP__)
