@@ -193,6 +193,9 @@ TEST_CASE("evaluation-mode backward, block by block, matches a float64 reference
   check_eval_backward<float>(64, 2, 33, false, 1e-5);  // several chunks per channel, a short last one
   check_eval_backward<double>(16, 5, 9, true, 1e-12);
   check_eval_backward<double>(3, 1, 1, true, 1e-12);   // fewer elements than threads
+  check_eval_backward<float>(3, 2, 700, true, 1e-5);    // rows longer than the threads' step
+  check_eval_backward<float>(5, 2, 256, false, 1e-5);   // rows exactly one step long
+  check_eval_backward<float>(7, 3, 255, true, 1e-5);    // a carry into the next row on most steps
   check_eval_backward<__half>(8, 3, 40, true, 2e-3);   // grad_input rounds to half; sums stay float
   check_eval_backward<__nv_bfloat16>(8, 3, 40, false, 1e-2);
 }
