@@ -141,6 +141,31 @@ TEST_CASE("adaptive_avg_pool2d windows", "[conv]") {
   CHECK(y.to_vector<float>() == std::vector<float>{6, 8, 16, 18});
 }
 
+TEST_CASE("global average pooling over whole planes, in any plane layout", "[conv]") {
+  // Output 1×1 from planes stored as contiguous runs takes the CPU's
+  // whole-plane pass (16 partial sums, a tail under 16); other layouts the
+  // general window loop. Both must agree with the reference.
+  for (DType t : {DType::Float32, DType::Float64, DType::BFloat16}) {
+    const double tol = t == DType::BFloat16 ? 1e-2 : 1e-6;
+    for (const auto& shape : {std::vector<int64_t>{2, 5, 7, 7}, {1, 3, 4, 4}, {2, 2, 3, 5}, {1, 1, 1, 1},
+                              {1, 2, 12, 20}, {3, 1, 1, 17}}) {
+      CAPTURE(loom::name(t), shape);
+      const Tensor x = loom::randn(shape).to(t);
+      const auto want = conv_ref::adaptive_avg_pool2d(ref_of(x), 1, 1);
+      check_close(loom::adaptive_avg_pool2d(x, {1}), want, tol);
+      // Each plane still one run, the planes 2·H·W apart.
+      const Tensor apart = loom::cat({x, x}, 2).narrow(2, 0, shape[2]);
+      check_close(loom::adaptive_avg_pool2d(apart, {1}), want, tol);
+      // Channels last: no plane is a run, so the general loop.
+      const Tensor last = x.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
+      check_close(loom::adaptive_avg_pool2d(last, {1}), want, tol);
+    }
+  }
+  // A large plane of one value averages to exactly that value.
+  CHECK(loom::adaptive_avg_pool2d(loom::full({1, 1, 300, 300}, 0.1), {1}).to_vector<float>() ==
+        std::vector<float>{0.1f});
+}
+
 TEST_CASE("pool argument errors name the op, the argument and the sizes", "[conv]") {
   auto x = loom::ones({1, 2, 4, 4});
   CHECK_THROWS_WITH(loom::max_pool2d(loom::ones({4, 4}), {2}),

@@ -63,7 +63,16 @@ template <class F>
 void for_planes(const Plane& p, int64_t work_per_plane, F&& f) {
   parallel_for(p.N * p.C, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, work_per_plane)),
                [&](int64_t lo, int64_t hi) {
-                 for (int64_t i = lo; i < hi; ++i) f(i / p.C, i % p.C);
+                 // One divide per range, not two per plane: global pooling's
+                 // planes are small enough for those to show.
+                 int64_t n = lo / p.C, ch = lo % p.C;
+                 for (int64_t i = lo; i < hi; ++i) {
+                   f(n, ch);
+                   if (++ch == p.C) {
+                     ch = 0;
+                     ++n;
+                   }
+                 }
                });
 }
 
@@ -343,10 +352,59 @@ std::vector<int64_t> adaptive_bounds(int64_t L, int64_t n) {
   return b;
 }
 
+// Adds four consecutive elements, widened to double, to acc (one vcvtps2pd
+// and one vaddpd for float). By reference: a 32-byte vector passed by value
+// has a different ABI with and without AVX.
+using Double4 = double __attribute__((vector_size(32)));
+
+template <class T>
+inline void add_double4(Double4& acc, const T* x) {
+  acc += Double4{to_acc<double>(x[0]), to_acc<double>(x[1]), to_acc<double>(x[2]), to_acc<double>(x[3])};
+}
+
+// Global average pooling (output 1×1) of planes lo..hi whose H·W elements
+// are one contiguous run each: ResNet's head, [N, 2048, 7, 7] -> 1×1. The
+// whole range is one AVX2 clone, so a plane costs its adds and no call. The
+// sum is in double, as the general path's, but in four independent vector
+// accumulators: with one, every add waits for the one before, which left
+// 49-element planes at half libtorch's speed.
+template <class T>
+LOOM_CPU_CLONES void global_means(const T* x, T* y, const Plane& p, int64_t lo, int64_t hi) {
+  const int64_t L = p.H * p.W;
+  const double count = static_cast<double>(L);
+  int64_t n = lo / p.C, ch = lo % p.C;
+  for (int64_t i = lo; i < hi; ++i) {
+    const T* xr = x + n * p.xs[0] + ch * p.xs[1];
+    Double4 a0{}, a1{}, a2{}, a3{};
+    int64_t j = 0;
+    for (; j + 16 <= L; j += 16) {
+      add_double4(a0, xr + j);
+      add_double4(a1, xr + j + 4);
+      add_double4(a2, xr + j + 8);
+      add_double4(a3, xr + j + 12);
+    }
+    for (; j + 4 <= L; j += 4) add_double4(a1, xr + j);
+    double rest = 0;
+    for (; j < L; ++j) rest += to_acc<double>(xr[j]);
+    const Double4 s = (a0 + a1) + (a2 + a3);
+    const double sum = ((s[0] + s[1]) + (s[2] + s[3])) + rest;
+    y[n * p.ys[0] + ch * p.ys[1]] = plugin::cast<T>(sum / count);
+    if (++ch == p.C) {
+      ch = 0;
+      ++n;
+    }
+  }
+}
+
 template <class T>
 void adaptive_avg(const LoomKernelCall& c, const Plane& p) {
   const T* x = plugin::data_ptr<const T>(c.inputs[0]);
   T* y = plugin::data_ptr<T>(c.outputs[0]);
+  if (p.OH == 1 && p.OW == 1 && p.xs[3] == 1 && p.xs[2] == p.W) {
+    parallel_for(p.N * p.C, std::max<int64_t>(1, kParallelGrain / (p.H * p.W + 1)),
+                 [&](int64_t lo, int64_t hi) { global_means(x, y, p, lo, hi); });
+    return;
+  }
   // Bounds once per call: 64-bit divisions per output element would cost
   // more than the sums of a small (global pooling) window.
   const std::vector<int64_t> hb = adaptive_bounds(p.H, p.OH), wb = adaptive_bounds(p.W, p.OW);
