@@ -56,6 +56,17 @@ struct AdamStep {
   }
 };
 
+// One thread's range of a dense step. An AVX2 clone: the step is bound by
+// its divide and square root, which AVX2 does 8 floats at a time against the
+// baseline's 4 (the same IEEE operations, so both clones round alike). The
+// pointers never overlap (four distinct tensors of one size), which
+// __restrict tells the vectoriser.
+template <class T>
+LOOM_CPU_CLONES void adam_step_range(const AdamStep<T>& f, T* __restrict p, const T* __restrict g,
+                                     T* __restrict m, T* __restrict v, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) f(p[i], g[i], m[i], v[i]);
+}
+
 // inputs: self, grad, exp_avg, exp_avg_sq (each of self's dtype and shape);
 // values: decay, beta1, beta2, step_size, eps; output: self. exp_avg and
 // exp_avg_sq are written in place. Dense tensors only: others are declined
@@ -77,9 +88,8 @@ void adam_step(const LoomKernelCall& c) {
     const T* g = plugin::data_ptr<const T>(c.inputs[1]);
     T* m = plugin::data_ptr<T>(c.inputs[2]);
     T* v = plugin::data_ptr<T>(c.inputs[3]);
-    parallel_for(plugin::numel(out), kParallelGrain, [&](int64_t s, int64_t e) {
-      for (int64_t i = s; i < e; ++i) f(p[i], g[i], m[i], v[i]);
-    });
+    parallel_for(plugin::numel(out), kParallelGrain,
+                 [&](int64_t s, int64_t e) { adam_step_range(f, p + s, g + s, m + s, v + s, e - s); });
   });
 }
 
