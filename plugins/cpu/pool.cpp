@@ -367,7 +367,7 @@ inline void add_double4(Double4& acc, const T* x) {
 // whole range is one AVX2 clone, so a plane costs its adds and no call. The
 // sum is in double, as the general path's, but in four independent vector
 // accumulators: with one, every add waits for the one before, which left
-// 49-element planes at half libtorch's speed.
+// 49-element planes at 0.38x libtorch's speed (docs/benchmarks.md).
 template <class T>
 LOOM_CPU_CLONES void global_means(const T* x, T* y, const Plane& p, int64_t lo, int64_t hi) {
   const int64_t L = p.H * p.W;
