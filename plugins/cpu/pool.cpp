@@ -58,21 +58,26 @@ inline A max_step(A m, A v) {
   return m;
 }
 
+// Planes i, i + 1, ... as (batch n, channel ch), carried forward: one
+// divide per range of planes, not two per plane (global pooling's planes
+// are small enough for those to show).
+struct PlaneCursor {
+  int64_t n, ch;
+  PlaneCursor(int64_t i, int64_t C) : n(i / C), ch(i % C) {}
+  void next(int64_t C) {
+    if (++ch == C) {
+      ch = 0;
+      ++n;
+    }
+  }
+};
+
 // Runs f(n, c) over every plane, several planes per task when they are small.
 template <class F>
 void for_planes(const Plane& p, int64_t work_per_plane, F&& f) {
   parallel_for(p.N * p.C, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, work_per_plane)),
                [&](int64_t lo, int64_t hi) {
-                 // One divide per range, not two per plane: global pooling's
-                 // planes are small enough for those to show.
-                 int64_t n = lo / p.C, ch = lo % p.C;
-                 for (int64_t i = lo; i < hi; ++i) {
-                   f(n, ch);
-                   if (++ch == p.C) {
-                     ch = 0;
-                     ++n;
-                   }
-                 }
+                 for (PlaneCursor at(lo, p.C); lo < hi; ++lo, at.next(p.C)) f(at.n, at.ch);
                });
 }
 
@@ -332,14 +337,41 @@ void avg_pool(const LoomKernelCall& c, const Plane& p) {
   });
 }
 
-// The sum of a contiguous run in double (AVX2 clone: 4 conversions and adds
-// a cycle; the order of a double sum of floats barely matters).
+// Adds four consecutive elements, widened to double, to acc (one vcvtps2pd
+// and one vaddpd for float). By reference: a 32-byte vector passed by value
+// has a different ABI with and without AVX.
+using Double4 = double __attribute__((vector_size(32)));
+
+template <class T>
+inline void add_double4(Double4& acc, const T* x) {
+  acc += Double4{to_acc<double>(x[0]), to_acc<double>(x[1]), to_acc<double>(x[2]), to_acc<double>(x[3])};
+}
+
+// The sum of a contiguous run in double, in four independent vector
+// accumulators: with one, every add waits for the one before, which left
+// ResNet's 49-element global-pooling planes at 0.38x libtorch's speed
+// (docs/benchmarks.md). The order of a double sum of floats barely matters.
+template <class T>
+inline double sum_as_double(const T* x, int64_t n) {
+  Double4 a0{}, a1{}, a2{}, a3{};
+  int64_t j = 0;
+  for (; j + 16 <= n; j += 16) {
+    add_double4(a0, x + j);
+    add_double4(a1, x + j + 4);
+    add_double4(a2, x + j + 8);
+    add_double4(a3, x + j + 12);
+  }
+  for (; j + 4 <= n; j += 4) add_double4(a1, x + j);
+  double rest = 0;
+  for (; j < n; ++j) rest += to_acc<double>(x[j]);
+  const Double4 s = (a0 + a1) + (a2 + a3);
+  return ((s[0] + s[1]) + (s[2] + s[3])) + rest;
+}
+
+// sum_as_double as an AVX2 clone, for windows of whole rows.
 template <class T>
 LOOM_CPU_CLONES double sum_run(const T* x, int64_t n) {
-  double sum = 0;
-#pragma omp simd reduction(+ : sum)
-  for (int64_t i = 0; i < n; ++i) sum += to_acc<double>(x[i]);
-  return sum;
+  return sum_as_double(x, n);
 }
 
 // Window bounds [floor(i*L/n), ceil((i+1)*L/n)) for i < n.
@@ -352,47 +384,16 @@ std::vector<int64_t> adaptive_bounds(int64_t L, int64_t n) {
   return b;
 }
 
-// Adds four consecutive elements, widened to double, to acc (one vcvtps2pd
-// and one vaddpd for float). By reference: a 32-byte vector passed by value
-// has a different ABI with and without AVX.
-using Double4 = double __attribute__((vector_size(32)));
-
-template <class T>
-inline void add_double4(Double4& acc, const T* x) {
-  acc += Double4{to_acc<double>(x[0]), to_acc<double>(x[1]), to_acc<double>(x[2]), to_acc<double>(x[3])};
-}
-
 // Global average pooling (output 1×1) of planes lo..hi whose H·W elements
 // are one contiguous run each: ResNet's head, [N, 2048, 7, 7] -> 1×1. The
-// whole range is one AVX2 clone, so a plane costs its adds and no call. The
-// sum is in double, as the general path's, but in four independent vector
-// accumulators: with one, every add waits for the one before, which left
-// 49-element planes at 0.38x libtorch's speed (docs/benchmarks.md).
+// whole range is one AVX2 clone, so a plane costs its sum and no call.
 template <class T>
 LOOM_CPU_CLONES void global_means(const T* x, T* y, const Plane& p, int64_t lo, int64_t hi) {
   const int64_t L = p.H * p.W;
   const double count = static_cast<double>(L);
-  int64_t n = lo / p.C, ch = lo % p.C;
-  for (int64_t i = lo; i < hi; ++i) {
-    const T* xr = x + n * p.xs[0] + ch * p.xs[1];
-    Double4 a0{}, a1{}, a2{}, a3{};
-    int64_t j = 0;
-    for (; j + 16 <= L; j += 16) {
-      add_double4(a0, xr + j);
-      add_double4(a1, xr + j + 4);
-      add_double4(a2, xr + j + 8);
-      add_double4(a3, xr + j + 12);
-    }
-    for (; j + 4 <= L; j += 4) add_double4(a1, xr + j);
-    double rest = 0;
-    for (; j < L; ++j) rest += to_acc<double>(xr[j]);
-    const Double4 s = (a0 + a1) + (a2 + a3);
-    const double sum = ((s[0] + s[1]) + (s[2] + s[3])) + rest;
-    y[n * p.ys[0] + ch * p.ys[1]] = plugin::cast<T>(sum / count);
-    if (++ch == p.C) {
-      ch = 0;
-      ++n;
-    }
+  for (PlaneCursor at(lo, p.C); lo < hi; ++lo, at.next(p.C)) {
+    const double sum = sum_as_double(x + at.n * p.xs[0] + at.ch * p.xs[1], L);
+    y[at.n * p.ys[0] + at.ch * p.ys[1]] = plugin::cast<T>(sum / count);
   }
 }
 

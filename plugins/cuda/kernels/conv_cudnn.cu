@@ -176,22 +176,15 @@ void run(const LoomKernelCall& c, const conv::Call& k) {
   throw Failure(LOOM_STATUS_UNSUPPORTED, std::string(LOOM_GPU_NAME " ") + op + ": empty reduction, not run by cuDNN");
 }
 
-// One op of the family (conv_call.hpp says which tensor is which).
-template <conv::ConvOp kOp>
-struct Convolution {
-  static void call(const LoomKernelCall& c);
-};
-
-template <conv::ConvOp kOp>
-void Convolution<kOp>::call(const LoomKernelCall& c) {
-  const conv::Call k = conv::read_call(c, kOp);
-  if (k.output_empty) return;
+// A call of the family with something to write (conv_kernel.cuh's serve
+// reads it).
+void run_call(const LoomKernelCall& c, const conv::Call& k) {
   if (k.reduction_empty) decline_empty(k.op);
   visit<DTypes::Floating>(k.problem.dtype, k.op, [&](auto tag) { run<decltype(tag)>(c, k); });
 }
 
 }  // namespace
 
-void register_conv_kernels(plugin::Registrar& r) { conv::register_family<Convolution>(r); }
+void register_conv_kernels(plugin::Registrar& r) { conv::register_family<run_call>(r); }
 
 }  // namespace loom::LOOM_GPU_NAMESPACE

@@ -120,18 +120,11 @@ void run(const LoomKernelCall& c, const conv::Call& k) {
   if (e != cudaSuccess) throw_cuda(e, index, std::string(k.op) + " kernel launch");
 }
 
-// One op of the family (conv_call.hpp says which tensor is which). Shapes
-// that make no convolution are declined (UNSUPPORTED: the core falls back,
-// and its checks say what is wrong); an empty sum is run (zeros or bias).
-template <conv::ConvOp kOp>
-struct Convolution {
-  static void call(const LoomKernelCall& c);
-};
-
-template <conv::ConvOp kOp>
-void Convolution<kOp>::call(const LoomKernelCall& c) {
-  const conv::Call k = conv::read_call(c, kOp);
-  if (k.output_empty) return;
+// A call of the family with something to write (conv_kernel.cuh's serve
+// reads it). Shapes that make no convolution are declined (UNSUPPORTED: the
+// core falls back, and its checks say what is wrong); an empty sum is run
+// (zeros or bias).
+void run_call(const LoomKernelCall& c, const conv::Call& k) {
   if (const char* why = conv::shape_problem(k.problem))
     throw Failure(LOOM_STATUS_UNSUPPORTED, std::string(LOOM_GPU_NAME " ") + k.op + ": " + why);
   conv::check_bias(k);
@@ -143,6 +136,6 @@ void Convolution<kOp>::call(const LoomKernelCall& c) {
 
 }  // namespace
 
-void register_conv_kernels(plugin::Registrar& r) { conv::register_family<Convolution>(r); }
+void register_conv_kernels(plugin::Registrar& r) { conv::register_family<run_call>(r); }
 
 }  // namespace loom::LOOM_GPU_NAMESPACE

@@ -70,17 +70,28 @@ inline void check_bias(const Call& k) {
                                                             std::to_string(channels) + "]");
 }
 
+// A back end's work on a call that has something to write.
+using RunCall = void (*)(const LoomKernelCall& c, const Call& k);
+
+// The kernel of one op: the call read, and handed to the back end unless
+// its output is empty (then there is nothing to do).
+template <ConvOp kOp, RunCall kRun>
+void serve(const LoomKernelCall& c) {
+  const Call k = read_call(c, kOp);
+  if (!k.output_empty) kRun(c, k);
+}
+
 // The family's registrations for this build's device type, floating dtypes
-// (integer convolutions run on the CPU): Backend<op>::call serves each op
-// (conv1d arrives as conv2d with height 1, so the conv2d kernel serves both).
-template <template <ConvOp> class Backend>
+// (integer convolutions run on the CPU), each op served by kRun (conv1d
+// arrives as conv2d with height 1, so the conv2d kernel serves both).
+template <RunCall kRun>
 void register_family(plugin::Registrar& r) {
   using plugin::kernel;
-  r.kernel("conv1d", LOOM_GPU_NAME, kernel<Backend<ConvOp::Conv2d>::call>, kFloatingMask);
-  r.kernel("conv2d", LOOM_GPU_NAME, kernel<Backend<ConvOp::Conv2d>::call>, kFloatingMask);
-  r.kernel("conv_transpose2d", LOOM_GPU_NAME, kernel<Backend<ConvOp::ConvTranspose2d>::call>, kFloatingMask);
-  r.kernel("_conv2d_backward_input", LOOM_GPU_NAME, kernel<Backend<ConvOp::BackwardInput>::call>, kFloatingMask);
-  r.kernel("_conv2d_backward_weight", LOOM_GPU_NAME, kernel<Backend<ConvOp::BackwardWeight>::call>, kFloatingMask);
+  r.kernel("conv1d", LOOM_GPU_NAME, kernel<serve<ConvOp::Conv2d, kRun>>, kFloatingMask);
+  r.kernel("conv2d", LOOM_GPU_NAME, kernel<serve<ConvOp::Conv2d, kRun>>, kFloatingMask);
+  r.kernel("conv_transpose2d", LOOM_GPU_NAME, kernel<serve<ConvOp::ConvTranspose2d, kRun>>, kFloatingMask);
+  r.kernel("_conv2d_backward_input", LOOM_GPU_NAME, kernel<serve<ConvOp::BackwardInput, kRun>>, kFloatingMask);
+  r.kernel("_conv2d_backward_weight", LOOM_GPU_NAME, kernel<serve<ConvOp::BackwardWeight, kRun>>, kFloatingMask);
 }
 
 }  // namespace loom::LOOM_GPU_NAMESPACE::conv
