@@ -108,8 +108,9 @@ Comparison compare(const Tensor& actual_any, const Tensor& expected, samples::Co
   const Tensor actual = actual_any.cpu();
   const DType dt = expected.dtype();
 
-  if (!is_floating_point(dt)) {
-    // Exact, in int64 so that no integer loses precision.
+  if (!is_floating_point(dt) && mode != samples::Compare::Statistical) {
+    // Exact, in int64 so that no integer loses precision. (Random integer
+    // results, multinomial's indices, are compared as distributions below.)
     const auto a = actual.to(DType::Int64).to_vector<int64_t>();
     const auto e = expected.to(DType::Int64).to_vector<int64_t>();
     for (size_t i = 0; i < a.size(); ++i) {

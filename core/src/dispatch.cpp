@@ -3,6 +3,7 @@
 // This is the per-op hot path: no heap allocation beyond the outputs, no
 // locks, one atomic load for the kernel, one thread-local load for the
 // current stream.
+#include "autocast_call.h"
 #include "current_stream.h"
 #include "device_registry.h"
 #include "dispatch_trace_hook.h"
@@ -284,6 +285,11 @@ namespace {
 // elementwise broadcasting and promotion.
 void default_prepare(OpCall& call) {
   const Schema& schema = call.op->schema();
+  // A Generator object is core-internal (detail::kValueGenerator): only the
+  // core's random ops turn one into counters a kernel can read.
+  for (const LoomValue& v : call.values)
+    LOOM_CHECK(v.kind != detail::kValueGenerator, call.op->name(),
+               ": a generator can be passed only to the core's random ops; pass generator=None");
   if (LoomInferFn infer = call.op->infer()) {
     detail::SmallVector<LoomTensorDesc, 4> in;
     for (size_t i = 0; i < call.args.size(); ++i) {
@@ -365,6 +371,13 @@ void dispatch(OpCall& call) {
     }
   }
   LOOM_CHECK(found, call.op->name(), ": needs at least one defined tensor argument");
+  // Autocast (core/src/autocast.cpp) casts the arguments before autograd
+  // sees them, so the casts are recorded too.
+  std::vector<Tensor> autocast_casts;
+  if (detail::autocast_active()) [[unlikely]] {
+    detail::autocast_call(call, autocast_casts);
+    for (const Tensor& t : autocast_casts) requires_grad |= t.impl()->requires_grad();
+  }
   // The autograd layer (core/src/autograd/dispatch_autograd.cpp).
   if (requires_grad && autograd::GradMode::is_enabled()) [[unlikely]] {
     autograd::detail::dispatch_with_grad(call);

@@ -4,6 +4,7 @@
 #include <loom/ops.h>
 
 #include <cmath>
+#include <limits>
 
 namespace loom {
 
@@ -57,11 +58,11 @@ Tensor arange(Scalar start, Scalar end, Scalar step, std::optional<DType> dtype,
   return from_vector(v, {n}).to(t).to(device);
 }
 
-Tensor rand(IntArrayRef sizes, DType dtype, Device device) {
-  return empty(sizes, dtype, device).uniform_(0, 1);
+Tensor rand(IntArrayRef sizes, DType dtype, Device device, const std::optional<Generator>& generator) {
+  return empty(sizes, dtype, device).uniform_(0, 1, generator);
 }
-Tensor randn(IntArrayRef sizes, DType dtype, Device device) {
-  return empty(sizes, dtype, device).normal_(0, 1);
+Tensor randn(IntArrayRef sizes, DType dtype, Device device, const std::optional<Generator>& generator) {
+  return empty(sizes, dtype, device).normal_(0, 1, generator);
 }
 
 Tensor empty_like(const Tensor& t) { return empty(t.sizes(), t.dtype(), t.device()); }
@@ -72,16 +73,41 @@ Tensor ones_like(const Tensor& t) { return ones(t.sizes(), t.dtype(), t.device()
 
 namespace loom {
 
-Tensor randint(int64_t low, int64_t high, IntArrayRef sizes, DType dtype, Device device) {
+Tensor randint(int64_t low, int64_t high, IntArrayRef sizes, DType dtype, Device device,
+               const std::optional<Generator>& generator) {
   LOOM_CHECK(low < high, "randint: expected low < high, got low=", low, " and high=", high);
   LOOM_CHECK(dtype != DType::Bool || (low >= 0 && high <= 2), "randint: range [", low, ", ", high,
              ") does not fit in bool");
   // floor(u * (high - low)) + low with u uniform in [0, 1) in float64: the
   // same counter-based stream as rand, so it is reproducible on every device.
-  Tensor u = empty(sizes, DType::Float64, device).uniform_(0, 1);
+  Tensor u = empty(sizes, DType::Float64, device).uniform_(0, 1, generator);
   const Tensor span = scalar_tensor(static_cast<double>(high - low), device);
   const Tensor lo = scalar_tensor(static_cast<double>(low), device);
   return (floor(u * span) + lo).to(dtype);
+}
+
+Tensor randperm(int64_t n, DType dtype, Device device, const std::optional<Generator>& generator) {
+  LOOM_CHECK(n >= 0, "randperm: n must be non-negative, got ", n);
+  // The largest n whose values 0 .. n-1 the dtype holds exactly.
+  const auto limit = [](DType t) -> int64_t {
+    switch (t) {
+      case DType::Bool: return 0;
+      case DType::UInt8: return 256;
+      case DType::Int8: return 128;
+      case DType::Int16: return 32768;
+      case DType::Int32: return int64_t{1} << 31;
+      case DType::Float16: return 2049;
+      case DType::BFloat16: return 257;
+      case DType::Float32: return int64_t{1} << 24;
+      default: return std::numeric_limits<int64_t>::max();
+    }
+  };
+  LOOM_CHECK(n <= limit(dtype), "randperm: ", n, " values do not fit in ", name(dtype), " exactly");
+  // The order that sorts n uniform float64 keys: every permutation equally
+  // likely (up to ties among 2^53 values), from the same counter-based
+  // stream as rand.
+  const Tensor keys = empty({n}, DType::Float64, device).uniform_(0, 1, generator);
+  return argsort(keys, 0).to(dtype);
 }
 
 Tensor linspace(Scalar start, Scalar end, int64_t steps, DType dtype, Device device) {

@@ -188,6 +188,12 @@ LOOM_DERIVATIVE_IN_FLOAT(pow_def, "PowBackward1", autograd::inputs(0, 1), autogr
                     c.set(1, where(logical_and(base == 0, e >= 0), 0.0,
                                    c.grad() * c.output(0) * log(base)));
                 })
+// pow(Tensor, Scalar) is PowBackward0, pow(Tensor, Tensor) PowBackward1,
+// pow(Scalar, Tensor) PowBackward2, as PyTorch names them.
+LOOM_DERIVATIVE_NAME(pow_def, [](const OpCall& call) {
+  if (call.arg(1).impl()->is_wrapped_number()) return "PowBackward0";
+  return call.arg(0).impl()->is_wrapped_number() ? "PowBackward2" : "PowBackward1";
+})
 
 // maximum / minimum: the gradient goes to the argument that won, split
 // evenly on ties (PyTorch).
@@ -210,7 +216,9 @@ LOOM_DERIVATIVE(minimum_def, "MinimumBackward0", autograd::inputs(0, 1), autogra
 LOOM_DERIVATIVE_IN_FLOAT(atan2_def, "Atan2Backward0", autograd::inputs(0, 1), autograd::none(),
                 [](BackwardContext& c) {
                   const Tensor a = c.input(0), b = c.input(1);
-                  const Tensor g = c.grad() / (a * a + b * b);
+                  // PyTorch 2's: 0 at the origin, where the quotient is 0/0.
+                  const Tensor r2 = a * a + b * b;
+                  const Tensor g = where(r2 == Scalar(0.0), zeros_like(r2), c.grad() / r2);
                   if (c.needs_grad(0)) c.set(0, g * b);
                   if (c.needs_grad(1)) c.set(1, -(g * a));
                 })
@@ -222,6 +230,10 @@ LOOM_DERIVATIVE_IN_FLOAT(lerp_def, "LerpBackward1", autograd::inputs(0, 1, 2), a
                   if (c.needs_grad(1)) c.set(1, c.grad() * w);
                   if (c.needs_grad(2)) c.set(2, c.grad() * (c.input(1) - c.input(0)));
                 })
+// A number as weight is LerpBackward0.
+LOOM_DERIVATIVE_NAME(lerp_def, [](const OpCall& call) {
+  return call.arg(2).impl()->is_wrapped_number() ? "LerpBackward0" : "LerpBackward1";
+})
 
 LOOM_NOT_DIFFERENTIABLE(bitwise_and_def)
 LOOM_NOT_DIFFERENTIABLE(bitwise_or_def)

@@ -141,6 +141,13 @@ void cross_entropy_derivative(autograd::BackwardContext& c) {
 
 LOOM_DERIVATIVE(cross_entropy_op, "CrossEntropyLossBackward0", autograd::inputs(0, 1, 2), autograd::none(),
                 cross_entropy_derivative)
+// PyTorch's cross_entropy is log_softmax then nll_loss: with class
+// indices its loss's node is NllLossBackward0 (this one node also covers
+// the log_softmax); with probabilities, it keeps this name.
+LOOM_DERIVATIVE_NAME(cross_entropy_op, [](const OpCall& call) {
+  return is_prob_target(call.arg(0), call.arg(1)) && call.arg(1).is_floating_point() ? "CrossEntropyLossBackward0"
+                                                                                       : "NllLossBackward0";
+})
 
 }  // namespace
 

@@ -53,7 +53,7 @@ void prepare_dropout(OpCall& call) {
              name(input.dtype()));
   check_dropout_p(call.values[0].u.f);
   if (call.values[1].u.i == 0) call.values[0].u.f = 0.0;
-  auto [seed, first] = detail::take_random_counters(input.numel());
+  auto [seed, first] = detail::take_random_counters(call.values[2], input, input.numel(), "dropout");
   call.list_storage = {static_cast<int64_t>(seed), static_cast<int64_t>(first)};
   call.values[2] = detail::int_list_value(call.list_storage);
   call.inputs.resize(1);

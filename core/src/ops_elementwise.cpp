@@ -88,6 +88,10 @@ LOOM_DERIVATIVE(sub_op, "SubBackward0", none(), none(), [](BackwardContext& c) {
   if (c.needs_grad(0)) c.set(0, c.grad());
   if (c.needs_grad(1)) c.set(1, c.grad() * (-c.scalar(0).to_double()));
 })
+// 1 - x (a number minus a tensor) is PyTorch's rsub.
+LOOM_DERIVATIVE_NAME(sub_op, [](const OpCall& call) {
+  return call.arg(0).impl()->is_wrapped_number() ? "RsubBackward1" : "SubBackward0";
+})
 LOOM_DERIVATIVE(mul_op, "MulBackward0", inputs(0, 1), none(), [](BackwardContext& c) {
   if (c.needs_grad(0)) c.set(0, c.grad() * c.input(1));
   if (c.needs_grad(1)) c.set(1, c.grad() * c.input(0));

@@ -2,6 +2,7 @@
 // kernels every conversion and factory is built on.
 #include "autograd/formula.h"
 #include "core_op.h"
+#include "transfer.h"
 
 #include <loom/error.h>
 #include <loom/ops.h>
@@ -50,6 +51,10 @@ LOOM_DERIVATIVE(copy_op, "CopyBackwards", autograd::none(), autograd::none(),
                 [](autograd::BackwardContext& c) {
                   if (c.needs_grad(1)) c.set(1, c.grad());
                 })
+LOOM_DERIVATIVE_NAME(copy_op, [](const OpCall&) {
+  const char* name = detail::CopyNodeName::current();
+  return name ? name : "CopyBackwards";
+})
 
 }  // namespace
 

@@ -315,6 +315,16 @@ LOOM_DERIVATIVE(matmul_op, "MatmulBackward0", autograd::inputs(0, 1), autograd::
                     c.set(1, b1 ? gb.squeeze(-1) : gb);
                   }
                 })
+// PyTorch's matmul is a composite; its result's node is that of the op it
+// reduces to: dot, mv, mm, and a view over bmm/mm for the rest.
+LOOM_DERIVATIVE_NAME(matmul_op, [](const OpCall& call) {
+  const int64_t a = call.arg(0).dim(), b = call.arg(1).dim();
+  if (a == 1 && b == 1) return "DotBackward0";
+  if (a == 2 && b == 1) return "MvBackward0";
+  if (a == 2 && b == 2) return "MmBackward0";
+  if (a == 1 && b == 2) return "SqueezeBackward4";
+  return "UnsafeViewBackward0";
+})
 
 LOOM_CORE_OP(addmm_op,
              "addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
@@ -371,6 +381,15 @@ LOOM_DERIVATIVE(linear_op, "LinearBackward0", autograd::inputs(0, 1), autograd::
                   }
                   if (c.needs_grad(2)) c.set(2, c.grad());
                 })
+// PyTorch's linear is addmm (mm without a bias) on a 2-d input, and a view
+// of that over the flattened batch dims otherwise.
+LOOM_DERIVATIVE_NAME(linear_op, [](const OpCall& call) {
+  const bool bias = call.args[2] && call.args[2]->defined();
+  const int64_t d = call.arg(0).dim();
+  if (d == 2) return bias ? "AddmmBackward0" : "MmBackward0";
+  if (d == 1) return bias ? "ViewBackward0" : "SqueezeBackward4";
+  return bias ? "ViewBackward0" : "UnsafeViewBackward0";
+})
 
 }  // namespace
 

@@ -221,6 +221,13 @@ LOOM_DERIVATIVE(adaptive_avg_pool2d_op, "AdaptiveAvgPool2DBackward0", autograd::
                   }
                   c.set(0, separable_pool_backward(g, a[0], a[1]));
                 })
+// PyTorch reduces a pool to 1x1 with mean over the plane: MeanBackward1.
+LOOM_DERIVATIVE_NAME(adaptive_avg_pool2d_op, [](const OpCall& call) {
+  const LoomValue& size = call.values[0];
+  const bool to_one = size.kind == LOOM_VALUE_INT_LIST && size.u.ints.size == 2 && size.u.ints.data[0] == 1 &&
+                      size.u.ints.data[1] == 1;
+  return to_one ? "MeanBackward1" : "AdaptiveAvgPool2DBackward0";
+})
 
 }  // namespace
 

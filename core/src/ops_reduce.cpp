@@ -182,12 +182,19 @@ Tensor unreduce(const autograd::BackwardContext& c, const Tensor& t, size_t at =
 Tensor expand_reduced(const autograd::BackwardContext& c) { return unreduce(c, c.grad()).expand(c.input_sizes(0)); }
 LOOM_DERIVATIVE(sum_op, "SumBackward1", autograd::none(), autograd::none(),
                 [](autograd::BackwardContext& c) { c.set(0, expand_reduced(c)); })
+// PyTorch's overloads: sum() / sum(dim) (likewise mean, prod).
+bool reduces_all(const OpCall& call) {
+  const LoomValue& dim = call.values[0];
+  return dim.kind == LOOM_VALUE_NONE || (dim.kind == LOOM_VALUE_INT_LIST && dim.u.ints.size == 0);
+}
+LOOM_DERIVATIVE_NAME(sum_op, [](const OpCall& call) { return reduces_all(call) ? "SumBackward0" : "SumBackward1"; })
 LOOM_DERIVATIVE(mean_op, "MeanBackward1", autograd::none(), autograd::none(),
                 [](autograd::BackwardContext& c) {
                   const double n = static_cast<double>(shape_numel(c.input_sizes(0)));
                   const double m = static_cast<double>(shape_numel(c.output_sizes(0)));
                   c.set(0, expand_reduced(c) * (m / std::max(n, 1.0)));
                 })
+LOOM_DERIVATIVE_NAME(mean_op, [](const OpCall& call) { return reduces_all(call) ? "MeanBackward0" : "MeanBackward1"; })
 
 LOOM_CORE_OP(prod_op, "prod(Tensor self, int[]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
              (prepare_reduce<OutRule::SumLike, 1, 2, false>), nullptr)
@@ -324,6 +331,7 @@ LOOM_DERIVATIVE_IN_FLOAT(prod_op, "ProdBackward1", inputs(0), none(), [](Backwar
   const Tensor others = prod_of_others(moved.reshape(merged)).reshape(moved.sizes());
   c.set(0, unreduce(c, c.grad()) * permute(others, inverse));
 })
+LOOM_DERIVATIVE_NAME(prod_op, [](const OpCall& call) { return reduces_all(call) ? "ProdBackward0" : "ProdBackward1"; })
 LOOM_DERIVATIVE(amax_op, "AmaxBackward0", inputs(0), outputs(0), extreme_backward)
 LOOM_DERIVATIVE(amin_op, "AminBackward0", inputs(0), outputs(0), extreme_backward)
 LOOM_DERIVATIVE(max_dim_op, "MaxBackward0", none(), outputs(1), indexed_backward)

@@ -132,6 +132,16 @@ Tensor slice(const Tensor& a, int64_t dim, std::optional<int64_t> start, std::op
   return detail::make_view(a, sz, st, a.storage_offset() + s * a.strides()[d], "SliceBackward0");
 }
 
+namespace {
+// Piece [start, start + length) of dim d, a view whose node has PyTorch's
+// name for the op that cut it (SplitBackward0 ...), not narrow's.
+Tensor piece(const Tensor& a, int64_t d, int64_t start, int64_t length, const char* node) {
+  DimVector sz(a.sizes());
+  sz[static_cast<size_t>(d)] = length;
+  return detail::make_view(a, sz, a.strides(), a.storage_offset() + start * a.strides()[d], node);
+}
+}  // namespace
+
 std::vector<Tensor> split(const Tensor& a, IntArrayRef split_sizes, int64_t dim) {
   LOOM_CHECK(a.dim() > 0, "split_with_sizes: cannot split a 0-d tensor");
   const int64_t d = wrap_dim("split_with_sizes", dim, a.dim());
@@ -146,7 +156,7 @@ std::vector<Tensor> split(const Tensor& a, IntArrayRef split_sizes, int64_t dim)
   std::vector<Tensor> out;
   int64_t at = 0;
   for (int64_t s : split_sizes) {
-    out.push_back(a.narrow(d, at, s));
+    out.push_back(piece(a, d, at, s, "SplitWithSizesBackward0"));
     at += s;
   }
   return out;
@@ -163,7 +173,7 @@ std::vector<Tensor> split(const Tensor& a, int64_t split_size, int64_t dim) {
   std::vector<Tensor> out;
   for (int64_t i = 0; i < pieces; ++i) {
     const int64_t start = i * split_size;
-    out.push_back(a.narrow(d, start, std::min(split_size, n - start)));
+    out.push_back(piece(a, d, start, std::max<int64_t>(std::min(split_size, n - start), 0), "SplitBackward0"));
   }
   return out;
 }
@@ -183,7 +193,11 @@ std::vector<Tensor> unbind(const Tensor& a, int64_t dim) {
   LOOM_CHECK(a.dim() > 0, "unbind: dimension specified as ", dim, " but tensor has no dimensions");
   const int64_t d = wrap_dim("unbind", dim, a.dim());
   std::vector<Tensor> out;
-  for (int64_t i = 0; i < a.sizes()[d]; ++i) out.push_back(a.select(d, i));
+  DimVector sz(a.sizes()), st(a.strides());
+  sz.erase(static_cast<size_t>(d));
+  st.erase(static_cast<size_t>(d));
+  for (int64_t i = 0; i < a.sizes()[d]; ++i)
+    out.push_back(detail::make_view(a, sz, st, a.storage_offset() + i * a.strides()[d], "UnbindBackward0"));
   return out;
 }
 

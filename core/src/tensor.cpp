@@ -213,7 +213,11 @@ Tensor Tensor::transpose(int64_t d0, int64_t d1) const {
 
 Tensor Tensor::t() const {
   LOOM_CHECK(dim() <= 2, "t() expects a tensor with <= 2 dimensions, but it has ", dim());
-  return dim() < 2 ? *this : transpose(0, 1);
+  if (dim() < 2) return detail::make_view(*this, sizes(), strides(), storage_offset(), "TBackward0");
+  DimVector sz(sizes()), st(strides());
+  std::swap(sz[0], sz[1]);
+  std::swap(st[0], st[1]);
+  return detail::make_view(*this, sz, st, storage_offset(), "TBackward0");
 }
 
 Tensor Tensor::unsqueeze(int64_t d) const {

@@ -115,12 +115,14 @@ void span_write_back(const Tensor& from, const TensorImpl& to) {
 
 Tensor Tensor::contiguous() const {
   if (is_contiguous()) return *this;
+  detail::CopyNodeName node_name("CloneBackward0");
   Tensor out = empty(sizes(), dtype(), device());
   out.copy_(*this);
   return out;
 }
 
 Tensor Tensor::clone() const {
+  detail::CopyNodeName node_name("CloneBackward0");
   Tensor out = empty(sizes(), dtype(), device());
   out.copy_(*this);
   return out;
@@ -128,6 +130,7 @@ Tensor Tensor::clone() const {
 
 Tensor Tensor::to(DType t) const {
   if (t == dtype()) return *this;
+  detail::CopyNodeName node_name("ToCopyBackward0");
   Tensor out = empty(sizes(), t, device());
   out.copy_(*this);
   return out;

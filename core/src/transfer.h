@@ -28,4 +28,23 @@ Tensor span_copy(const TensorImpl& t, Device to);
 // Writes `from` (a span_copy of `to`) back over to's span.
 void span_write_back(const Tensor& from, const TensorImpl& to);
 
+// While alive, the autograd node a copy_ on this thread records is named
+// `name` instead of CopyBackwards: clone() and contiguous() copy through
+// copy_, and PyTorch names their nodes CloneBackward0; to() ToCopyBackward0.
+class CopyNodeName {
+ public:
+  explicit CopyNodeName(const char* name) : saved_(current()) { current() = name; }
+  ~CopyNodeName() { current() = saved_; }
+  CopyNodeName(const CopyNodeName&) = delete;
+  CopyNodeName& operator=(const CopyNodeName&) = delete;
+  // nullptr outside any scope.
+  static const char*& current() {
+    thread_local const char* name = nullptr;
+    return name;
+  }
+
+ private:
+  const char* saved_;
+};
+
 }  // namespace loom::detail

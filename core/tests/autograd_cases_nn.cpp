@@ -348,54 +348,62 @@ LOOM_GRAD_CASES("pad", [] {
       {"reflect, 1 dim, strided", {strided_arg({2, 5})}, [](const Args& x) { return out(loom::pad(x[0], {2, 4}, "reflect")); }}};
 })
 
-// ---- the C++ losses (ops_loss.cpp): composites of elementwise ops ------------------------
+// ---- the regression and binary losses (ops_loss.cpp): catalog ops with PyTorch's formulas ----
 
-namespace {
+// The regression losses: |input - target| stays away from 0 and from beta /
+// delta (the kinks), where finite differences would straddle them.
+namespace regression {
+Tensor target() { return loom::from_vector<double>({0.1, -0.9, 1.6, -0.2, 2.4, 0.7}, {2, 3}); }
+Tensor input() { return loom::from_vector<double>({0.4, 0.8, 0.2, -1.5, 2.0, 0.1}, {2, 3}).requires_grad_(); }
+}  // namespace regression
 
-void check_grads(const loom::autograd::GradcheckFn& fn, const Args& inputs) {
-  CHECK_NOTHROW(loom::autograd::gradcheck(fn, inputs));
-  CHECK_NOTHROW(loom::autograd::gradgradcheck(fn, inputs));
-}
-
-}  // namespace
-
-TEST_CASE("autograd: regression losses (mse, l1, smooth_l1, huber)", "[autograd]") {
-  // |input - target| stays away from 0 and from beta / delta (the kinks).
-  const Tensor target = loom::from_vector<double>({0.1, -0.9, 1.6, -0.2, 2.4, 0.7}, {2, 3});
-  const Args in{loom::from_vector<double>({0.4, 0.8, 0.2, -1.5, 2.0, 0.1}, {2, 3}).requires_grad_()};
-  const Args broadcast{arg({3}, 3, 4), arg({2, 3}, -1, 0)};
-  SECTION("mse_loss") {
-    check_grads([&](const Args& x) { return out(loom::mse_loss(x[0], target)); }, in);
-    check_grads([](const Args& x) { return out(loom::mse_loss(x[0], x[1], "none")); }, broadcast);
-  }
-  SECTION("l1_loss") {
-    check_grads([&](const Args& x) { return out(loom::l1_loss(x[0], target, "sum")); }, in);
-    check_grads([](const Args& x) { return out(loom::l1_loss(x[0], x[1])); }, broadcast);
-  }
-  SECTION("smooth_l1_loss") {
-    check_grads([&](const Args& x) { return out(loom::smooth_l1_loss(x[0], target, "mean", 0.5)); }, in);
-    check_grads([&](const Args& x) { return out(loom::smooth_l1_loss(x[0], target, "none", 0.0)); }, in);
-  }
-  SECTION("huber_loss") {
-    check_grads([&](const Args& x) { return out(loom::huber_loss(x[0], target, "sum", 0.5)); }, in);
-    check_grads([](const Args& x) { return out(loom::huber_loss(x[0], x[1], "mean", 2.0)); }, broadcast);
-  }
-}
-
-TEST_CASE("autograd: binary cross entropy losses", "[autograd]") {
-  SECTION("binary_cross_entropy") {
-    const Tensor target = constant({2, 3}, 0, 1), weight = constant({3}, 0.5, 2);
-    check_grads([&](const Args& x) { return out(loom::binary_cross_entropy(x[0], target, weight)); },
-                {arg({2, 3}, 0.1, 0.9)});
-    check_grads([](const Args& x) { return out(loom::binary_cross_entropy(x[0], x[1], {}, "sum")); },
-                {arg({4}, 0.1, 0.9), arg({4}, 0, 1)});
-  }
-  SECTION("binary_cross_entropy_with_logits") {
-    const Tensor target = constant({2, 3}, 0, 1);
-    check_grads([&](const Args& x) {
-      return out(loom::binary_cross_entropy_with_logits(x[0], target, {}, x[1], "sum"));
-    }, {arg({2, 3}, -3, 3), arg({3}, 0.5, 2)});
-    check_grads([](const Args& x) { return out(loom::binary_cross_entropy_with_logits(x[0], x[1], x[2])); },
-                {strided_arg({3, 2}, -3, 3), arg({3, 2}, 0, 1), arg({3, 2}, 0.5, 2)});
-  }
-}
+LOOM_GRAD_CASES("mse_loss", [] {
+  const Tensor t = regression::target();
+  return std::vector<GradCase>{
+      {"mean", {regression::input()}, [t](const Args& x) { return out(loom::mse_loss(x[0], t)); }},
+      {"none, broadcast, target differentiated", {arg({3}, 3, 4), arg({2, 3}, -1, 0)},
+       [](const Args& x) { return out(loom::mse_loss(x[0], x[1], "none")); }}};
+})
+LOOM_GRAD_CASES("l1_loss", [] {
+  const Tensor t = regression::target();
+  return std::vector<GradCase>{
+      {"sum", {regression::input()}, [t](const Args& x) { return out(loom::l1_loss(x[0], t, "sum")); }},
+      {"mean, broadcast, target differentiated", {arg({3}, 3, 4), arg({2, 3}, -1, 0)},
+       [](const Args& x) { return out(loom::l1_loss(x[0], x[1])); }}};
+})
+LOOM_GRAD_CASES("smooth_l1_loss", [] {
+  const Tensor t = regression::target();
+  return std::vector<GradCase>{
+      {"mean, beta 0.5", {regression::input()},
+       [t](const Args& x) { return out(loom::smooth_l1_loss(x[0], t, "mean", 0.5)); }},
+      {"none, beta 0", {regression::input()}, [t](const Args& x) { return out(loom::smooth_l1_loss(x[0], t, "none", 0.0)); }},
+      {"sum, target differentiated", {strided_arg({3, 2}, -3, 3), arg({3, 2}, -1, 1)},
+       [](const Args& x) { return out(loom::smooth_l1_loss(x[0], x[1], "sum", 0.01)); }}};
+})
+LOOM_GRAD_CASES("huber_loss", [] {
+  const Tensor t = regression::target();
+  return std::vector<GradCase>{
+      {"sum, delta 0.5", {regression::input()}, [t](const Args& x) { return out(loom::huber_loss(x[0], t, "sum", 0.5)); }},
+      {"mean, delta 2, broadcast", {arg({3}, 3, 4), arg({2, 3}, -1, 0)},
+       [](const Args& x) { return out(loom::huber_loss(x[0], x[1], "mean", 2.0)); }}};
+})
+LOOM_GRAD_CASES("binary_cross_entropy", [] {
+  const Tensor target = constant({2, 3}, 0, 1), weight = constant({3}, 0.5, 2);
+  return std::vector<GradCase>{
+      {"weight, mean", {arg({2, 3}, 0.1, 0.9)},
+       [target, weight](const Args& x) { return out(loom::binary_cross_entropy(x[0], target, weight)); }},
+      {"sum, target differentiated", {arg({4}, 0.1, 0.9), arg({4}, 0, 1)},
+       [](const Args& x) { return out(loom::binary_cross_entropy(x[0], x[1], {}, "sum")); }},
+      {"none, weight differentiated", {strided_arg({3, 2}, 0.1, 0.9), arg({2}, 0.5, 2)},
+       [t32 = constant({3, 2}, 0, 1)](const Args& x) { return out(loom::binary_cross_entropy(x[0], t32, x[1], "none")); }}};
+})
+LOOM_GRAD_CASES("binary_cross_entropy_with_logits", [] {
+  const Tensor target = constant({2, 3}, 0, 1);
+  return std::vector<GradCase>{
+      {"pos_weight differentiated, sum", {arg({2, 3}, -3, 3), arg({3}, 0.5, 2)},
+       [target](const Args& x) { return out(loom::binary_cross_entropy_with_logits(x[0], target, {}, x[1], "sum")); }},
+      {"target and weight differentiated, mean", {strided_arg({3, 2}, -3, 3), arg({3, 2}, 0, 1), arg({3, 2}, 0.5, 2)},
+       [](const Args& x) { return out(loom::binary_cross_entropy_with_logits(x[0], x[1], x[2])); }},
+      {"everything differentiated, none", {arg({2, 3}, -3, 3), arg({2, 3}, 0, 1), arg({3}, 0.5, 2), arg({3}, 0.5, 2)},
+       [](const Args& x) { return out(loom::binary_cross_entropy_with_logits(x[0], x[1], x[2], x[3], "none")); }}};
+})

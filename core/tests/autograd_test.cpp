@@ -30,7 +30,7 @@ TEST_CASE("autograd: leaves, grad_fn names and a first backward") {
   CHECK_FALSE(y.is_leaf());
   CHECK(y.grad_fn()->name() == "MulBackward0");
   Tensor loss = y.sum();
-  CHECK(loss.grad_fn()->name() == "SumBackward1");
+  CHECK(loss.grad_fn()->name() == "SumBackward0");  // sum() as PyTorch names it; sum(dim) is SumBackward1
   loss.backward();
   CHECK(values(w.grad()) == std::vector<double>{2, 4, 6});
   CHECK_FALSE(y.grad().defined());  // non-leaf: not retained

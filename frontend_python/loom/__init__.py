@@ -14,7 +14,7 @@ from . import _C
 from ._C import (  # noqa: F401  (the public names)
     Tensor, dtype, device, tensor, empty, zeros, ones, full, rand, randn, randint, arange,
     linspace, eye, empty_like, zeros_like, ones_like, full_like, rand_like, randn_like,
-    manual_seed, scalar_tensor, is_grad_enabled, _dtype_from_name,
+    randperm, scalar_tensor, is_grad_enabled, _dtype_from_name,
     OutOfMemoryError,  # a RuntimeError; raised when any device cannot allocate
     bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
 )
@@ -37,6 +37,7 @@ from ._C import plugins, load_plugin, fallback_stats, set_fallback_policy  # noq
 from ._C import (  # noqa: E402,F401  (streams, events, device runtime: loom/stream.h)
     Stream, Event, DeviceProperties, current_stream, default_stream, set_stream, synchronize,
     device_properties, memory_stats, empty_cache, reset_peak_memory_stats, set_device_option,
+    set_num_threads, get_num_threads,
 )
 from ._device_runtime import (  # noqa: E402,F401
     stream, memory_allocated, max_memory_allocated, memory_reserved, max_memory_reserved,
@@ -46,9 +47,17 @@ _ops.install(globals())
 _tensor.install_method_functions(globals())
 from ._C import stack  # noqa: E402,F401
 
+from . import random  # noqa: E402
+from .random import (  # noqa: E402,F401
+    Generator, manual_seed, seed, initial_seed, default_generator, get_rng_state, set_rng_state,
+)
 from . import nn  # noqa: E402  (after install: nn calls catalog ops)
 from . import optim, utils  # noqa: E402
-from . import backends, cuda  # noqa: E402
+from . import amp  # noqa: E402
+from .amp import autocast  # noqa: E402,F401
+from .amp.autocast_mode import is_autocast_enabled, get_autocast_dtype, set_autocast_enabled  # noqa: E402,F401
+from . import backends, cuda, accelerator  # noqa: E402
+from . import distributed, onnx  # noqa: E402,F401
 from .serialization import save, load  # noqa: E402
 
 

@@ -36,7 +36,7 @@ Tensor.register_hook = register_hook
 # rather than catalog ops (the catalog's are module functions already).
 _METHOD_FUNCTIONS = ("reshape", "transpose", "t", "permute", "unsqueeze", "squeeze", "flatten", "unflatten",
                      "movedim", "narrow", "select", "split", "chunk", "unbind", "tile", "argsort", "detach",
-                     "clone", "numel")
+                     "clone", "numel", "addcmul", "addcdiv")
 
 
 def _method_function(name):
@@ -111,3 +111,97 @@ def _no_grad():
 
 Tensor.__reduce_ex__ = __reduce_ex__
 Tensor.__deepcopy__ = __deepcopy__
+
+
+# --- PyTorch conveniences real programs reach for ----------------------------
+
+def __format__(self, spec):
+    """f"{loss:.4f}" formats a one-element tensor's value, as PyTorch; a bare {t} is str(t)."""
+    if self.dim() == 0:
+        return self.item().__format__(spec)
+    if spec == "":
+        return str(self)
+    raise TypeError(f"unsupported format string passed to Tensor.__format__: a {self.dim()}-d tensor takes none")
+
+
+# torch.FloatTensor-style names, for Tensor.type() with no argument.
+_LEGACY_TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+                      "bfloat16": "BFloat16Tensor", "int64": "LongTensor", "int32": "IntTensor",
+                      "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor"}
+
+
+def _dtype_name(dtype):
+    return repr(dtype).split(".")[-1]
+
+
+def tensor_type(self, dtype=None, non_blocking=False, **kwargs):
+    """t.type() names the tensor type ('loom.FloatTensor', 'loom.cuda.FloatTensor'); t.type(dtype) is
+    t.to(dtype), also for names such as 'torch.LongTensor'."""
+    if dtype is None:
+        device = "" if self.device.type == "cpu" else self.device.type + "."
+        return f"loom.{device}{_LEGACY_TYPE_NAMES[_dtype_name(self.dtype)]}"
+    if isinstance(dtype, str) and dtype.endswith("Tensor"):
+        by_name = {v: k for k, v in _LEGACY_TYPE_NAMES.items()}
+        short = dtype.split(".")[-1]
+        if short not in by_name:
+            raise ValueError(f"invalid type: '{dtype}'")
+        on_cuda = ".cuda." in dtype
+        out = self.to(_C._dtype_from_name(by_name[short]))
+        return out.to("cuda") if on_cuda else out
+    return self.to(dtype)
+
+
+def _new_options(self, dtype, device, requires_grad):
+    return dict(dtype=self.dtype if dtype is None else dtype, device=self.device if device is None else device,
+                requires_grad=requires_grad)
+
+
+def _sizes(size):
+    return tuple(size[0]) if len(size) == 1 and not isinstance(size[0], int) else tuple(size)
+
+
+def new_zeros(self, *size, dtype=None, device=None, requires_grad=False, **kwargs):
+    return _C.zeros(_sizes(size), **_new_options(self, dtype, device, requires_grad))
+
+
+def new_ones(self, *size, dtype=None, device=None, requires_grad=False, **kwargs):
+    return _C.ones(_sizes(size), **_new_options(self, dtype, device, requires_grad))
+
+
+def new_empty(self, *size, dtype=None, device=None, requires_grad=False, **kwargs):
+    return _C.empty(_sizes(size), **_new_options(self, dtype, device, requires_grad))
+
+
+def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False, **kwargs):
+    return _C.full(list(_sizes((size,))), fill_value, **_new_options(self, dtype, device, requires_grad))
+
+
+def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, **kwargs):
+    """A copy of `data` with this tensor's dtype and device unless given (torch.Tensor.new_tensor)."""
+    if isinstance(data, Tensor):
+        data = data.detach()
+    return _C.tensor(data, **_new_options(self, dtype, device, requires_grad))
+
+
+def addcmul(self, tensor1, tensor2, *, value=1):
+    """self + value * tensor1 * tensor2."""
+    return self + value * (tensor1 * tensor2) if value != 1 else self + tensor1 * tensor2
+
+
+def addcmul_(self, tensor1, tensor2, *, value=1):
+    return self.add_(tensor1 * tensor2, alpha=value)
+
+
+def addcdiv(self, tensor1, tensor2, *, value=1):
+    """self + value * tensor1 / tensor2."""
+    return self + value * (tensor1 / tensor2) if value != 1 else self + tensor1 / tensor2
+
+
+def addcdiv_(self, tensor1, tensor2, *, value=1):
+    return self.add_(tensor1 / tensor2, alpha=value)
+
+
+for _name, _fn in (("__format__", __format__), ("type", tensor_type), ("new_zeros", new_zeros), ("new_ones", new_ones),
+                   ("new_empty", new_empty), ("new_full", new_full), ("new_tensor", new_tensor),
+                   ("addcmul", addcmul), ("addcmul_", addcmul_), ("addcdiv", addcdiv), ("addcdiv_", addcdiv_)):
+    setattr(Tensor, _name, _fn)

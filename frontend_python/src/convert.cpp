@@ -1,7 +1,7 @@
 // convert.cpp — see convert.h.
 #include "convert.h"
 
-#include <pybind11/numpy.h>
+#include "array_interface.h"
 
 #include <array>
 #include <cstring>
@@ -87,9 +87,22 @@ namespace {
 struct Nested {
   std::vector<int64_t> shape;
   std::vector<double> floats;     // every leaf as double...
-  std::vector<int64_t> ints;      // ...and as int64 while all are integral
-  bool all_bool = true, all_int = true;
+  std::vector<int64_t> ints;      // ...and as int64 (0 for floating leaves)
+  // PyTorch's inference: each leaf has a dtype (bool, int64, the default
+  // float for Python numbers; its own for numpy scalars and 0-d tensors),
+  // and the tensor's is their promotion.
+  std::optional<DType> dtype;
 };
+
+// A leaf's dtype as torch.tensor infers it.
+DType leaf_dtype(py::handle h, const Scalar& s) {
+  if (PyBool_Check(h.ptr())) return DType::Bool;
+  if (PyLong_CheckExact(h.ptr())) return DType::Int64;
+  if (PyFloat_CheckExact(h.ptr())) return kDefaultFloat;
+  if (is_tensor(h)) return as_tensor(h).dtype();
+  if (const std::optional<ArrayInterface> a = read_array_interface(h)) return a->dtype;  // numpy scalars
+  return s.is_floating_point() ? kDefaultFloat : s.default_dtype() == DType::Bool ? DType::Bool : DType::Int64;
+}
 
 void walk(py::handle h, size_t depth, Nested& n) {
   if (is_number(h) || (is_tensor(h) && as_tensor(h).dim() == 0)) {
@@ -97,9 +110,8 @@ void walk(py::handle h, size_t depth, Nested& n) {
       throw py::value_error("loom.tensor: expected a sequence at depth " + std::to_string(depth) +
                             " (ragged nested lists are not a tensor)");
     const Scalar s = to_scalar(h, "a tensor element");
-    const bool is_bool = PyBool_Check(h.ptr()) || s.default_dtype() == DType::Bool;
-    n.all_bool = n.all_bool && is_bool;
-    n.all_int = n.all_int && !s.is_floating_point();
+    const DType d = leaf_dtype(h, s);
+    n.dtype = n.dtype ? promote_types(*n.dtype, d) : d;
     n.floats.push_back(s.to_double());
     n.ints.push_back(s.is_floating_point() ? 0 : s.to<int64_t>());
     return;
@@ -109,7 +121,7 @@ void walk(py::handle h, size_t depth, Nested& n) {
   const py::sequence seq = py::reinterpret_borrow<py::sequence>(h);
   const auto len = static_cast<int64_t>(py::len(seq));
   if (depth == n.shape.size()) {
-    if (!n.floats.empty())
+    if (n.dtype)
       throw py::value_error("loom.tensor: expected a number at depth " + std::to_string(depth) +
                             " (ragged nested lists are not a tensor)");
     n.shape.push_back(len);
@@ -123,40 +135,29 @@ void walk(py::handle h, size_t depth, Nested& n) {
 
 }  // namespace
 
-DType numpy_dtype(const py::array& a) {
-  const char kind = a.dtype().kind();
-  const auto size = a.dtype().itemsize();
-  if (kind == 'b') return DType::Bool;
-  if (kind == 'u' && size == 1) return DType::UInt8;
-  if (kind == 'i') {
-    switch (size) {
-      case 1: return DType::Int8;
-      case 2: return DType::Int16;
-      case 4: return DType::Int32;
-      case 8: return DType::Int64;
-    }
-  }
-  if (kind == 'f') {
-    switch (size) {
-      case 2: return DType::Float16;
-      case 4: return DType::Float32;
-      case 8: return DType::Float64;
-    }
-  }
-  throw py::type_error("loom: numpy dtype " + std::string(py::str(a.dtype())) + " has no loom equivalent");
-}
-
 namespace {
 
-Tensor from_numpy_copy(const py::array& in) {
-  py::array a = py::array::ensure(in, py::array::c_style);
-  // loom.tensor copies anyway: a big-endian array is converted on the way.
-  if (!a.dtype().attr("isnative").cast<bool>())
-    a = py::array::ensure(a.attr("astype")(a.dtype().attr("newbyteorder")("=")), py::array::c_style);
-  const DType t = numpy_dtype(a);
-  std::vector<int64_t> shape(a.shape(), a.shape() + a.ndim());
-  Tensor out = empty(shape, t, cpu_device());
-  if (out.nbytes()) std::memcpy(out.data_ptr(), a.data(), out.nbytes());
+bool is_row_major(const ArrayInterface& a) {
+  int64_t step = static_cast<int64_t>(a.itemsize);
+  for (size_t i = a.shape.size(); i-- > 0;) {
+    if (a.shape[i] != 1 && a.strides[i] != step) return false;
+    step *= a.shape[i];
+  }
+  return true;
+}
+
+// A copy of an array-like's elements (numpy arrays and scalars, anything
+// with __array_interface__). numpy itself reorders a strided or
+// byte-swapped array first, so loom reads only native row-major memory.
+Tensor from_array_copy(py::handle obj, ArrayInterface a) {
+  if (!a.native_byte_order || !is_row_major(a)) {
+    const py::object native = numpy_module().attr("dtype")(a.typestr).attr("newbyteorder")("=");
+    const py::object copy = numpy_module().attr("ascontiguousarray")(obj, py::arg("dtype") = native);
+    a = *read_array_interface(copy);
+    a.keep = copy;  // the memory read below
+  }
+  Tensor out = empty(a.shape, a.dtype, cpu_device());
+  if (out.nbytes()) std::memcpy(out.data_ptr(), a.data, out.nbytes());
   return out;
 }
 
@@ -167,25 +168,25 @@ Tensor tensor_from_data(py::handle data, std::optional<DType> dtype, std::option
   if (is_tensor(data)) {
     autograd::NoGradGuard no_grad;
     t = as_tensor(data).clone();
-  } else if (py::isinstance<py::array>(data)) {
-    t = from_numpy_copy(py::reinterpret_borrow<py::array>(data));
+  } else if (std::optional<ArrayInterface> a = read_array_interface(data)) {
+    t = from_array_copy(data, std::move(*a));
   } else {
     Nested n;
     walk(data, 0, n);
     const std::vector<int64_t>& shape = n.shape;
-    if (n.floats.empty() && !n.shape.empty()) {
+    if (!n.dtype) {
       t = empty(shape, dtype.value_or(kDefaultFloat), cpu_device());
-    } else if (n.all_bool) {
+    } else if (*n.dtype == DType::Bool) {
       std::vector<uint8_t> b(n.ints.begin(), n.ints.end());
       t = empty(shape, DType::Bool, cpu_device());
       std::memcpy(t.data_ptr(), b.data(), b.size());
-    } else if (n.all_int) {
-      t = from_vector(n.ints, shape);
+    } else if (!is_floating_point(*n.dtype)) {
+      t = from_vector(n.ints, shape).to(*n.dtype);
     } else {
       // Rounded once, to the requested dtype (a float64 tensor keeps every
-      // digit of a Python float), else to the default float dtype.
+      // digit of a Python float), else to the inferred one.
       t = from_vector(n.floats, shape);
-      if (!dtype) t = t.to(kDefaultFloat);
+      if (!dtype) t = t.to(*n.dtype);
     }
   }
   if (dtype) t = t.to(*dtype);

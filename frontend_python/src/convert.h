@@ -11,9 +11,6 @@
 #include <string>
 
 namespace py = pybind11;
-namespace pybind11 {
-class array;  // <pybind11/numpy.h>, which only numpy code needs
-}  // namespace pybind11
 
 namespace loom::python {
 
@@ -30,6 +27,9 @@ std::optional<DType> to_optional_dtype(py::handle h);
 // "cpu", "cuda:0", "sim" or a loom.device.
 Device to_device(py::handle h);
 
+// None or a loom.Generator; TypeError naming `fn` otherwise.
+std::optional<Generator> to_optional_generator(py::handle h, const char* fn);
+
 // True for bool, int, float (and numpy scalars of those kinds).
 bool is_number(py::handle h);
 // A Python number (or a one-element tensor) as a loom Scalar.
@@ -45,10 +45,6 @@ inline const Tensor& as_tensor(py::handle h) { return tensor_of(h.ptr()); }
 // copied, with PyTorch's dtype inference (bool, then int64, then the
 // default float).
 Tensor tensor_from_data(py::handle data, std::optional<DType> dtype, std::optional<Device> device);
-
-// The loom dtype of a numpy array's elements; TypeError naming the numpy
-// dtype when loom has none (complex, uint16, object ...).
-DType numpy_dtype(const pybind11::array& a);
 
 // Every element as nested Python lists (a number for a 0-d tensor).
 py::object to_list(const Tensor& t);

@@ -135,6 +135,9 @@ void bind_device_info(py::module_& m) {
   m.def("set_device_option", [](const std::string& type, const std::string& key, const std::string& value) {
     set_device_option(type, key, value);
   }, py::arg("device_type"), py::arg("key"), py::arg("value"));
+  m.def("set_num_threads", [](int n) { set_num_threads(n); }, py::arg("n"),
+        "Threads the CPU kernels (and every device offering the setting) may use.");
+  m.def("get_num_threads", [] { return get_num_threads(); });
   m.def("_available_device_count", [](const std::string& type) { return available_device_count(type); },
         py::arg("device_type"), "Devices of a type, loading its plugin; 0 when there is none");
 }

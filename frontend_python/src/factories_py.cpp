@@ -1,6 +1,6 @@
 // factories_py.cpp — loom.tensor, zeros, ones, full, empty, arange,
-// linspace, eye, rand, randn, randint, the *_like forms and manual_seed,
-// with PyTorch's keywords (dtype=, device=, requires_grad=).
+// linspace, eye, rand, randn, randint, randperm and the *_like forms, with
+// PyTorch's keywords (dtype=, device=, requires_grad=, generator=).
 #include "convert.h"
 #include "ops_py.h"
 
@@ -14,9 +14,11 @@ struct Options {
   std::optional<Device> device;
   bool requires_grad = false;
   bool pin_memory = false;
+  std::optional<Generator> generator;
 };
 
-Options options_of(const py::kwargs& kwargs, const char* fn) {
+// random: the factory draws random numbers, so generator= is accepted.
+Options options_of(const py::kwargs& kwargs, const char* fn, bool random = false) {
   Options o;
   for (const auto& [k, v] : kwargs) {
     const std::string key = py::str(k);
@@ -24,6 +26,7 @@ Options options_of(const py::kwargs& kwargs, const char* fn) {
     else if (key == "device") o.device = v.is_none() ? std::nullopt : std::optional<Device>(to_device(v));
     else if (key == "requires_grad") o.requires_grad = v.cast<bool>();
     else if (key == "pin_memory") o.pin_memory = v.cast<bool>();
+    else if (random && key == "generator") o.generator = to_optional_generator(v, fn);
     else if (key != "layout" && key != "memory_format")
       throw py::type_error(std::string(fn) + "() got an unexpected keyword argument '" + key + "'");
   }
@@ -66,6 +69,25 @@ void like_factory(py::module_& m, const char* name) {
   });
 }
 
+// rand(2, 3, generator=g) and the rest of sized_factory's forms.
+template <Tensor (*F)(IntArrayRef, DType, Device, const std::optional<Generator>&)>
+void random_factory(py::module_& m, const char* name) {
+  m.def(name, [name](const py::args& args, const py::kwargs& kwargs) {
+    const Options o = options_of(kwargs, name, true);
+    return finish(F(sizes_of(args, name), o.dtype.value_or(kDefaultFloat), o.device.value_or(cpu_device()),
+                    o.generator),
+                  o);
+  });
+}
+
+template <Tensor (*F)(IntArrayRef, DType, Device, const std::optional<Generator>&)>
+void random_like_factory(py::module_& m, const char* name) {
+  m.def(name, [name](const Tensor& t, const py::kwargs& kwargs) {
+    const Options o = options_of(kwargs, name, true);
+    return finish(F(t.sizes(), o.dtype.value_or(t.dtype()), o.device.value_or(t.device()), o.generator), o);
+  });
+}
+
 }  // namespace
 
 void bind_factories(py::module_& m) {
@@ -76,13 +98,13 @@ void bind_factories(py::module_& m) {
   sized_factory<empty>(m, "empty", kDefaultFloat);
   sized_factory<zeros>(m, "zeros", kDefaultFloat);
   sized_factory<ones>(m, "ones", kDefaultFloat);
-  sized_factory<rand>(m, "rand", kDefaultFloat);
-  sized_factory<randn>(m, "randn", kDefaultFloat);
+  random_factory<rand>(m, "rand");
+  random_factory<randn>(m, "randn");
   like_factory<empty>(m, "empty_like");
   like_factory<zeros>(m, "zeros_like");
   like_factory<ones>(m, "ones_like");
-  like_factory<rand>(m, "rand_like");
-  like_factory<randn>(m, "randn_like");
+  random_like_factory<rand>(m, "rand_like");
+  random_like_factory<randn>(m, "randn_like");
   m.def("full", [](std::vector<int64_t> size, py::handle value, const py::kwargs& kwargs) {
     const Options o = options_of(kwargs, "full");
     return finish(full(size, to_scalar(value, "fill_value"), o.dtype, o.device.value_or(cpu_device())), o);
@@ -112,14 +134,18 @@ void bind_factories(py::module_& m) {
   }, py::arg("n"), py::arg("m") = py::none());
   m.def("randint", [](const py::args& args, const py::kwargs& kwargs) {
     // randint(high, size) or randint(low, high, size), as PyTorch.
-    const Options o = options_of(kwargs, "randint");
+    const Options o = options_of(kwargs, "randint", true);
     if (args.size() != 2 && args.size() != 3) throw py::type_error("randint() expects (high, size) or (low, high, size)");
     const int64_t low = args.size() == 3 ? args[0].cast<int64_t>() : 0;
     const int64_t high = args[args.size() - 2].cast<int64_t>();
     return finish(randint(low, high, args[args.size() - 1].cast<std::vector<int64_t>>(),
-                          o.dtype.value_or(DType::Int64), o.device.value_or(cpu_device())), o);
+                          o.dtype.value_or(DType::Int64), o.device.value_or(cpu_device()), o.generator),
+                  o);
   });
-  m.def("manual_seed", [](uint64_t seed) { manual_seed(seed); });
+  m.def("randperm", [](int64_t n, const py::kwargs& kwargs) {
+    const Options o = options_of(kwargs, "randperm", true);
+    return finish(randperm(n, o.dtype.value_or(DType::Int64), o.device.value_or(cpu_device()), o.generator), o);
+  }, py::arg("n"));
   m.def("scalar_tensor", [](py::handle v, const py::kwargs& kwargs) {
     const Options o = options_of(kwargs, "scalar_tensor");
     Tensor t = full({}, to_scalar(v, "value"), o.dtype, o.device.value_or(cpu_device()));

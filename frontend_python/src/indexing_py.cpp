@@ -10,10 +10,10 @@
 // through the view into x. The mapping slots are plain C functions on the
 // type (tensor_type.cpp) rather than pybind11 methods: `x[i]` is on the hot
 // path of every per-sample loop.
+#include "array_interface.h"
 #include "convert.h"
 #include "ops_py.h"
 
-#include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
 #include <optional>
@@ -73,9 +73,8 @@ IndexItem convert_item(py::handle h) {
   if (PySlice_Check(o)) return IndexItem{IndexItem::Slice, 0, o};
   if (is_tensor(h)) return tensor_item(as_tensor(h));
   if (PyFloat_Check(o)) invalid_index(h);
-  if (py::isinstance<py::array>(h)) {
-    auto a = py::reinterpret_borrow<py::array>(h);
-    if (a.dtype().kind() == 'f' || a.dtype().kind() == 'c') invalid_index(h);
+  if (const char kind = array_kind(h)) {  // numpy arrays and scalars
+    if (kind == 'f' || kind == 'c') invalid_index(h);
     return tensor_item(tensor_from_data(h, std::nullopt, std::nullopt));
   }
   // numpy integer scalars and anything else with __index__.
@@ -109,7 +108,7 @@ bool sequence_is_tuple(PyObject* o) {
   for (Py_ssize_t i = 0; i < n; ++i) {
     PyObject* e = PyList_GET_ITEM(o, i);
     if (e == Py_None || e == Py_Ellipsis || PySlice_Check(e) || is_tensor_object(e) || PyList_Check(e) ||
-        PyTuple_Check(e) || py::isinstance<py::array>(e))
+        PyTuple_Check(e) || (PySequence_Check(e) && array_kind(e) != 0))
       return true;
   }
   return false;

@@ -18,11 +18,11 @@
 // Negative strides (numpy's a[::-1]) cannot be represented in loom: both
 // from_numpy and from_dlpack raise ValueError, as torch.from_numpy does,
 // rather than copying behind the caller's back.
+#include "array_interface.h"
 #include "convert.h"
 #include "ops_py.h"
 
 #include <loom/autograd.h>
-#include <pybind11/numpy.h>
 
 #include <optional>
 #include <string>
@@ -168,13 +168,7 @@ void release_pyobject(void* obj, int32_t, void*, size_t) {
 
 // --- numpy -------------------------------------------------------------------
 
-py::dtype numpy_dtype_of(DType t) {
-  // numpy names its dtypes as loom does, except that it has no bfloat16.
-  if (t == DType::BFloat16) throw py::type_error("Got unsupported ScalarType BFloat16 (numpy has no bfloat16)");
-  return py::dtype(std::string(name(t)));
-}
-
-py::array to_numpy(const Tensor& self, bool force) {
+py::object to_numpy(const Tensor& self, bool force) {
   // force: torch's detach().cpu() first (a copy only when not on the CPU).
   const Tensor t = force ? self.detach().cpu() : self;
   if (t.device().type_name() != "cpu")
@@ -182,39 +176,33 @@ py::array to_numpy(const Tensor& self, bool force) {
                          " device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first.");
   if (t.requires_grad())
     throw std::runtime_error("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.");
-  const py::dtype dtype = numpy_dtype_of(t.dtype());
-  std::vector<py::ssize_t> strides;
-  for (const int64_t s : t.strides()) strides.push_back(s * static_cast<py::ssize_t>(t.element_size()));
-  // An empty tensor may have no memory at all; numpy gets its own then.
-  if (t.numel() == 0) return py::array(dtype, t.shape(), strides);
-  const py::capsule keep(new Storage(t.storage()), [](void* s) { delete static_cast<Storage*>(s); });
-  return py::array(dtype, t.shape(), strides, t.data_ptr(), keep);
+  return numpy_view_of(t);
 }
 
+// Any object with numpy's __array_interface__ (numpy arrays and their
+// subclasses first of all), zero copy.
 Tensor from_numpy(py::handle obj) {
-  if (!py::isinstance<py::array>(obj)) throw py::type_error("expected np.ndarray (got " + type_name(obj) + ")");
-  const auto a = py::reinterpret_borrow<py::array>(obj);
-  if (!a.dtype().attr("isnative").cast<bool>())
+  std::optional<ArrayInterface> a = read_array_interface(obj);
+  if (!a) throw py::type_error("expected np.ndarray (got " + type_name(obj) + ")");
+  if (!a->native_byte_order)
     throw_value_error("given numpy array has byte order different from the native byte order. "
                       "Conversion between byte orders is not supported; use array.astype(array.dtype.newbyteorder('='))");
-  const DType dtype = numpy_dtype(a);
-  const auto itemsize = static_cast<int64_t>(a.itemsize());
-  std::vector<int64_t> shape, strides;
-  for (py::ssize_t i = 0; i < a.ndim(); ++i) {
-    if (a.strides(i) % itemsize != 0)
+  const auto itemsize = static_cast<int64_t>(a->itemsize);
+  std::vector<int64_t> strides;
+  for (const int64_t s : a->strides) {
+    if (s % itemsize != 0)
       throw_value_error("given numpy array strides not a multiple of the element byte size. "
                         "Copy the numpy array to reallocate the memory.");
-    shape.push_back(a.shape(i));
-    strides.push_back(a.strides(i) / itemsize);
+    strides.push_back(s / itemsize);
   }
-  const Layout layout = checked_layout(a.data(), std::move(shape), std::move(strides), itemsize, "loom.from_numpy");
-  if (!a.writeable())
+  const Layout layout = checked_layout(a->data, std::move(a->shape), std::move(strides), a->itemsize, "loom.from_numpy");
+  if (a->readonly)
     warn("The given NumPy array is not writable, and loom does not support non-writable tensors: writing to "
          "this tensor writes to the array's memory anyway. Copy the array, or make it writable, first.");
-  Tensor t = view_memory(cpu_device(), dtype, const_cast<void*>(a.data()), layout,
-                         StorageDeleter{release_pyobject, a.ptr()});
-  a.inc_ref();  // the Storage's, released by release_pyobject
-  return t;
+  // The Storage holds the array and its interface dict (a numpy scalar's
+  // dict holds the memory), released by release_pyobject.
+  PyObject* owner = py::make_tuple(obj, a->keep).release().ptr();
+  return view_memory(cpu_device(), a->dtype, a->data, layout, StorageDeleter{release_pyobject, owner});
 }
 
 // --- DLPack export -----------------------------------------------------------
@@ -405,17 +393,28 @@ Tensor from_dlpack(py::handle obj) {
 }  // namespace
 
 void bind_interop(py::module_& m) {
+  bind_array_interface(m);
   TensorClass t(m.attr("Tensor"));
   t.def("numpy", &to_numpy, py::kw_only(), py::arg("force") = false,
         "A numpy array sharing this CPU tensor's memory.");
   t.def(
       "__array__",
-      [](const Tensor& self, py::handle dtype) -> py::object {
-        py::array a = to_numpy(self, false);
-        if (dtype.is_none()) return a;
-        return a.attr("astype")(dtype, py::arg("copy") = false);
+      // numpy 2 passes copy= (None: copy only if needed, True: always,
+      // False: never).
+      [](const Tensor& self, py::handle dtype, py::handle copy) -> py::object {
+        py::object a = to_numpy(self, false);
+        const bool always = !copy.is_none() && copy.cast<bool>();
+        const bool never = !copy.is_none() && !copy.cast<bool>();
+        const py::object want = dtype.is_none() ? py::none() : numpy_module().attr("dtype")(dtype);
+        if (!dtype.is_none() && !py::object(a.attr("dtype")).equal(want)) {
+          if (never)
+            throw_value_error("Unable to avoid copy while creating an array as requested: the tensor is " +
+                              std::string(name(self.dtype())) + ", not " + std::string(py::str(dtype)));
+          return a.attr("astype")(dtype);
+        }
+        return always ? a.attr("copy")() : a;
       },
-      py::arg("dtype") = py::none());
+      py::arg("dtype") = py::none(), py::arg("copy") = py::none());
   t.def("__dlpack__", &to_dlpack, py::kw_only(), py::arg("stream") = py::none(),
         py::arg("max_version") = py::none(), py::arg("dl_device") = py::none(), py::arg("copy") = py::none());
   t.def("__dlpack_device__", [](const Tensor& self) {

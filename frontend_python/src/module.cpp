@@ -28,6 +28,8 @@ PYBIND11_MODULE(_C, m) {
   translate_errors();
   m.attr("OutOfMemoryError") = py::handle(out_of_memory_error());
   bind_tensor(m);
+  bind_random(m);
+  bind_autocast(m);
   bind_factories(m);
   bind_ops(m);
   bind_autograd(m);

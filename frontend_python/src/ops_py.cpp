@@ -124,7 +124,10 @@ LoomValue value_of(const Argument& a, py::handle h, Keep& keep) {
       v.u.device = to_device(h).abi();
       return v;
     case ArgType::Generator:
-      throw Mismatch{"'" + a.name + "': generators are not supported yet; pass None"};
+      if (!py::isinstance<Generator>(h))
+        throw Mismatch{"'" + a.name + "' must be a loom.Generator or None, not " + type_name(h)};
+      // The Python object (alive for the call) holds the Generator.
+      return detail::generator_value(&h.cast<const Generator&>());
     default: break;
   }
   throw Mismatch{"'" + a.name + "' has an unsupported type"};

@@ -109,6 +109,14 @@ void bind_tensor(py::module_& m) {
       .def("is_contiguous", &Tensor::is_contiguous)
       .def("storage_offset", &Tensor::storage_offset)
       .def("data_ptr", [](const Tensor& a) { return reinterpret_cast<uintptr_t>(a.data_ptr()); })
+      // (address, bytes) of the whole storage under this view: what tells views of one storage
+      // apart (loom.save writes a shared storage once, as torch.save does).
+      .def("_storage_span", [](const Tensor& a) {
+        return py::make_tuple(reinterpret_cast<uintptr_t>(a.storage()->data()), a.storage()->nbytes());
+      })
+      .def("as_strided", [](const Tensor& a, std::vector<int64_t> size, std::vector<int64_t> stride,
+                            std::optional<int64_t> storage_offset) { return a.as_strided(size, stride, storage_offset); },
+           py::arg("size"), py::arg("stride"), py::arg("storage_offset") = py::none())
       .def("size", [](const Tensor& a, py::object dim) -> py::object {
         if (dim.is_none()) return py::tuple(py::cast(a.shape()));
         return py::int_(a.size(dim.cast<int64_t>()));

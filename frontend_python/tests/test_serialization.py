@@ -1,4 +1,5 @@
-"""loom.save / loom.load: safetensors files, checked against a small independent reader and writer."""
+"""loom.save / loom.load in the safetensors format (format="safetensors", or a .safetensors path), checked
+against a small independent reader and writer. PyTorch's format: test_torch_checkpoints.py."""
 import io
 import json
 import struct
@@ -45,7 +46,7 @@ def write_safetensors(tensors, metadata=None):
 
 def _save_bytes(obj, **kwargs):
     buf = io.BytesIO()
-    loom.save(obj, buf, **kwargs)
+    loom.save(obj, buf, format="safetensors", **kwargs)
     return buf.getvalue()
 
 
@@ -137,7 +138,7 @@ def test_nested_checkpoints_round_trip_and_stay_readable():
     fresh.load_state_dict(back["optimizer"])
     assert fresh.param_groups[0]["lr"] == 0.01 and fresh.state[p[0]]["step"] == 1.0
     with pytest.raises(TypeError, match="cannot store an object of type set"):
-        loom.save({"x": {1, 2}}, io.BytesIO())
+        loom.save({"x": {1, 2}}, io.BytesIO(), format="safetensors")
 
 
 def test_save_to_path_and_map_location(tmp_path):

@@ -43,6 +43,18 @@ struct OutputPlan {
   View kernel_view;
 };
 
+class Generator;
+namespace detail {
+// A Generator argument on its way from a frontend to the op's prepare:
+// LoomValue.kind kValueGenerator with u.i the generator's GeneratorImpl*
+// (the caller keeps the Generator alive for the call). Core-internal, not
+// part of the plugin ABI: the random ops' prepare replaces it with an
+// INT_LIST {seed, offset} before any kernel sees the call.
+inline constexpr int32_t kValueGenerator = 1000;
+// A NONE value for nullptr, else a kValueGenerator value for *g.
+LoomValue generator_value(const Generator* g);
+}  // namespace detail
+
 struct OpCall {
   explicit OpCall(const OpDef& def) : op(&def) {}
   OpCall(const OpCall&) = delete;

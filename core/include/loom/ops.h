@@ -5,6 +5,7 @@
 // core/src/ops_*.cpp.
 #pragma once
 
+#include <loom/generator.h>
 #include <loom/op_tables.h>
 #include <loom/tensor.h>
 
@@ -23,26 +24,34 @@ Tensor full(IntArrayRef sizes, Scalar value, std::optional<DType> dtype = std::n
 Tensor arange(Scalar end, std::optional<DType> dtype = std::nullopt, Device device = cpu_device());
 Tensor arange(Scalar start, Scalar end, Scalar step = 1, std::optional<DType> dtype = std::nullopt,
               Device device = cpu_device());
-Tensor rand(IntArrayRef sizes, DType dtype = DType::Float32, Device device = cpu_device());
+// The random factories draw from `generator`, else from the default
+// generator of `device` (loom/generator.h).
+Tensor rand(IntArrayRef sizes, DType dtype = DType::Float32, Device device = cpu_device(),
+            const std::optional<Generator>& generator = std::nullopt);
 // Integers uniform in [low, high).
 Tensor randint(int64_t low, int64_t high, IntArrayRef sizes, DType dtype = DType::Int64,
-               Device device = cpu_device());
+               Device device = cpu_device(), const std::optional<Generator>& generator = std::nullopt);
+// num_samples category indices per row of `probs` ([C] or [N, C], any
+// non-negative weights), drawn with or without replacement
+// (torch.multinomial); int64 [num_samples] or [N, num_samples].
+Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement = false,
+                   const std::optional<Generator>& generator = std::nullopt);
+// A random permutation of 0 .. n-1 (torch.randperm).
+Tensor randperm(int64_t n, DType dtype = DType::Int64, Device device = cpu_device(),
+                const std::optional<Generator>& generator = std::nullopt);
 // `steps` points from start to end inclusive (torch.linspace).
 Tensor linspace(Scalar start, Scalar end, int64_t steps, DType dtype = DType::Float32,
                 Device device = cpu_device());
 // Ones on the diagonal of an n x m matrix (m = n when negative).
 Tensor eye(int64_t n, int64_t m = -1, DType dtype = DType::Float32, Device device = cpu_device());
-Tensor randn(IntArrayRef sizes, DType dtype = DType::Float32, Device device = cpu_device());
+Tensor randn(IntArrayRef sizes, DType dtype = DType::Float32, Device device = cpu_device(),
+             const std::optional<Generator>& generator = std::nullopt);
 Tensor empty_like(const Tensor& t);
 Tensor zeros_like(const Tensor& t);
 Tensor ones_like(const Tensor& t);
 // A 0-d tensor holding `value` on `device`, marked as a wrapped number so it
 // takes part in type promotion like a Python number.
 Tensor scalar_tensor(Scalar value, Device device);
-
-// ---- random numbers ------------------------------------------------------------
-// Seeds the default generator; streams are reproducible on every device.
-void manual_seed(uint64_t seed);
 
 // ---- elementwise -----------------------------------------------------------------
 Tensor add(const Tensor& a, const Tensor& b, Scalar alpha = 1);

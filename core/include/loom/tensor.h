@@ -10,6 +10,7 @@
 #include <loom/device.h>
 #include <loom/dtype.h>
 #include <loom/error.h>
+#include <loom/generator.h>
 #include <loom/op_tables.h>
 #include <loom/plugin/half.hpp>
 #include <loom/scalar.h>
@@ -241,8 +242,9 @@ class Tensor {
   Tensor& copy_(const Tensor& src);
   Tensor& add_(const Tensor& other, Scalar alpha = 1);
   Tensor& mul_(const Tensor& other);
-  Tensor& uniform_(double from = 0, double to = 1);
-  Tensor& normal_(double mean = 0, double std = 1);
+  // From `generator`, else the default generator of this tensor's device.
+  Tensor& uniform_(double from = 0, double to = 1, const std::optional<Generator>& generator = std::nullopt);
+  Tensor& normal_(double mean = 0, double std = 1, const std::optional<Generator>& generator = std::nullopt);
 
   // --- autograd (loom/autograd.h) -------------------------------------------
   bool requires_grad() const { return checked()->requires_grad(); }

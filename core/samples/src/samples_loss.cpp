@@ -82,3 +82,69 @@ LOOM_OP_SAMPLES("_cross_entropy_backward", {
 
 }  // namespace
 }  // namespace loom::samples
+
+// ---- the regression and binary losses (core/src/ops_loss.cpp) --------------------------
+
+namespace loom::samples {
+namespace {
+using namespace detail;
+
+// input, target: same shape, broadcast, 0-d, empty, large; each reduction.
+Samples regression_samples(const SampleContext& c, std::vector<Value> extra = {}) {
+  auto values = [&](const char* reduction) {
+    std::vector<Value> v{S(reduction)};
+    v.insert(v.end(), extra.begin(), extra.end());
+    return v;
+  };
+  return {c.call("mean", {c.tensor({4, 5}), c.tensor({4, 5})}, values("mean")),
+          c.call("sum", {c.tensor({4, 5}), c.tensor({4, 5})}, values("sum")),
+          c.call("none, broadcast target", {c.tensor({3, 4}), c.tensor({4})}, values("none")),
+          c.call("0-d", {c.tensor({}), c.tensor({})}, values("mean")),
+          c.call("empty, sum", {c.tensor({0, 3}), c.tensor({0, 3})}, values("sum")),
+          c.call("large", {c.tensor({300, 200}), c.tensor({300, 200})}, values("mean"))};
+}
+
+LOOM_OP_SAMPLES("mse_loss", {.accumulates = true, .make = [](const SampleContext& c) { return regression_samples(c); }})
+LOOM_OP_SAMPLES("l1_loss", {.accumulates = true, .make = [](const SampleContext& c) { return regression_samples(c); }})
+LOOM_OP_SAMPLES("smooth_l1_loss", {
+    .accumulates = true,
+    .make = [](const SampleContext& c) {
+      Samples v = regression_samples(c, {F(0.5)});
+      v.push_back(c.call("beta 0", {c.tensor({4, 5}), c.tensor({4, 5})}, {S("mean"), F(0.0)}));
+      return v;
+    }})
+LOOM_OP_SAMPLES("huber_loss", {
+    .accumulates = true, .make = [](const SampleContext& c) { return regression_samples(c, {F(1.5)}); }})
+
+// Probabilities in [0, 1], the exact ends included (where PyTorch clamps the
+// logs at -100 and the gradient's denominator at 1e-12).
+LOOM_OP_SAMPLES("binary_cross_entropy", {
+    .accumulates = true,
+    .make = [](const SampleContext& c) {
+      const Tensor ends = from_vector<double>({0, 1, 0.5, 1, 0, 0.25}, {6}).to(c.dtype());
+      const Tensor ends_target = from_vector<double>({0, 1, 1, 0, 1, 0.5}, {6}).to(c.dtype());
+      return Samples{
+          c.call("mean", {c.tensor({4, 5}, 0, 1), c.tensor({4, 5}, 0, 1)}),
+          c.call("weight, sum", {c.tensor({4, 5}, 0, 1), c.tensor({4, 5}, 0, 1), c.tensor({5}, 0.5, 2)}, {S("sum")}),
+          c.call("none", {c.tensor({3, 4}, 0, 1), c.tensor({3, 4}, 0, 1), std::nullopt}, {S("none")}),
+          c.call("inputs exactly 0 and 1, none", {ends, ends_target, std::nullopt}, {S("none")}),
+          c.call("empty, sum", {c.tensor({0}, 0, 1), c.tensor({0}, 0, 1), std::nullopt}, {S("sum")}),
+          c.call("large", {c.tensor({300, 200}, 0, 1), c.tensor({300, 200}, 0, 1)})};
+    }})
+
+LOOM_OP_SAMPLES("binary_cross_entropy_with_logits", {
+    .accumulates = true,
+    .make = [](const SampleContext& c) {
+      return Samples{
+          c.call("mean", {c.tensor({4, 5}), c.tensor({4, 5}, 0, 1)}),
+          c.call("weight and pos_weight, sum",
+                 {c.tensor({4, 5}), c.tensor({4, 5}, 0, 1), c.tensor({5}, 0.5, 2), c.tensor({5}, 0.5, 3)}, {S("sum")}),
+          c.call("pos_weight, none", {c.tensor({3, 4}), c.tensor({3, 4}, 0, 1), std::nullopt, c.tensor({4}, 0.5, 3)},
+                 {S("none")}),
+          c.call("saturated logits", {c.tensor({4, 5}, -200, 200), c.tensor({4, 5}, 0, 1)}),
+          c.call("empty, sum", {c.tensor({0}), c.tensor({0}, 0, 1), std::nullopt, std::nullopt}, {S("sum")}),
+          c.call("large", {c.tensor({300, 200}), c.tensor({300, 200}, 0, 1)})};
+    }})
+
+}  // namespace
+}  // namespace loom::samples

@@ -41,5 +41,16 @@ LOOM_OP_SAMPLES("dropout", {
                      c.call("empty", {c.tensor({0, 4})}, {F(0.5), B(true)})};
     }})
 
+// multinomial(probs, num_samples, replacement): indices, compared by their
+// distribution (any non-negative weights; zero-weight categories never drawn).
+LOOM_OP_SAMPLES("multinomial", {
+    .compare = Compare::Statistical,
+    .make = [](const SampleContext& c) {
+      return Samples{c.call("rows, with replacement", {c.tensor({8, 10}, 0, 1)}, {I(60), B(true)}),
+                     c.call("1-d, without replacement", {c.tensor({1000}, 0.1, 1)}, {I(200), B(false)}),
+                     c.call("every category, without replacement", {c.tensor({4, 6}, 0.1, 1)}, {I(6), B(false)}),
+                     c.call("one sample", {c.tensor({16, 50}, 0, 1)}, {I(1), B(true)})};
+    }})
+
 }  // namespace
 }  // namespace loom::samples

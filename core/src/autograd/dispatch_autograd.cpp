@@ -38,6 +38,7 @@ void run_below_autograd(OpCall& call) {
 // The FormulaNode for a call whose forward has run (edges taken before).
 NodePtr make_formula_node(const OpCall& call, const Formula& f) {
   auto node = loom::detail::make_intrusive<FormulaNode>(f, *call.op);
+  if (f.name_of) node->name_ = f.name_of(call);
   const size_t n = call.args.size();
   node->inputs_.resize(n);
   for (size_t i = 0; i < n; ++i) {

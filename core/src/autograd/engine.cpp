@@ -9,6 +9,7 @@
 // own ops record a graph of the gradient (double backward).
 #include "nodes.h"
 
+#include <loom/autocast.h>
 #include <loom/ops.h>
 
 #include <queue>
@@ -172,6 +173,9 @@ void run(GraphTask& task, bool create_graph) {
     bool prev = GradMode::is_enabled();
     ~Restore() { GradMode::set_enabled(prev); }
   } restore;
+  // Gradients keep the dtypes the forward gave them, whatever autocast
+  // region backward() is called in.
+  autocast::SuspendGuard no_autocast;
   GradMode::set_enabled(create_graph);
   task.execute();
 }

@@ -78,6 +78,11 @@ class BackwardContext {
 };
 
 using BackwardFn = void (*)(BackwardContext&);
+// The node's name from the call, where one loom op serves several PyTorch
+// overloads whose nodes PyTorch names apart (sum() is SumBackward0,
+// sum(dim) SumBackward1). Runs before the forward, on the call as its
+// caller made it (values not yet normalised by prepare).
+using NameFn = const char* (*)(const OpCall& call);
 
 struct Formula {
   const char* node_name = nullptr;  // "MulBackward0"
@@ -90,6 +95,8 @@ struct Formula {
   // quotients, softmax), as PyTorch's kernels compute them in float.
   // LOOM_DERIVATIVE_IN_FLOAT sets it.
   bool in_float = false;
+  // When set, names the node instead of node_name (LOOM_DERIVATIVE_NAME).
+  NameFn name_of = nullptr;
 };
 
 // Bit masks for Formula::save_inputs / save_outputs.
@@ -104,6 +111,8 @@ inline constexpr uint32_t kAllInputs = 0xffffffffu;
 namespace detail {
 // Attaches `formula` to `op`; returns true (for static registration).
 bool register_formula(const OpDef& op, Formula formula);
+// Sets the NameFn of the formula `op` already has; returns true.
+bool register_formula_name(const OpDef& op, NameFn name_of);
 }  // namespace detail
 
 #define LOOM_AUTOGRAD_CONCAT2(a, b) a##b
@@ -118,6 +127,11 @@ bool register_formula(const OpDef& op, Formula formula);
   [[maybe_unused]] static const bool LOOM_AUTOGRAD_CONCAT(loom_formula_, __LINE__) =         \
       ::loom::autograd::detail::register_formula(                                           \
           op_accessor(), ::loom::autograd::Formula{name, save_inputs, save_outputs, __VA_ARGS__, true});
+// After the op's LOOM_DERIVATIVE, in the same file: names its nodes by call.
+// The NameFn is the trailing argument(s), so a lambda's commas need no parentheses.
+#define LOOM_DERIVATIVE_NAME(op_accessor, ...)                                              \
+  [[maybe_unused]] static const bool LOOM_AUTOGRAD_CONCAT(loom_formula_name_, __LINE__) =    \
+      ::loom::autograd::detail::register_formula_name(op_accessor(), __VA_ARGS__);
 #define LOOM_NOT_DIFFERENTIABLE(op_accessor)                                                \
   [[maybe_unused]] static const bool LOOM_AUTOGRAD_CONCAT(loom_formula_, __LINE__) =         \
       ::loom::autograd::detail::register_formula(op_accessor(), ::loom::autograd::Formula{});

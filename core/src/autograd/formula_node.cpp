@@ -186,6 +186,12 @@ bool register_formula(const OpDef& op, Formula formula) {
   op.set_formula(new Formula(formula));  // lives as long as the op
   return true;
 }
+
+bool register_formula_name(const OpDef& op, NameFn name_of) {
+  LOOM_CHECK(op.formula(), op.name(), ": LOOM_DERIVATIVE_NAME before the op's LOOM_DERIVATIVE");
+  const_cast<Formula*>(op.formula())->name_of = name_of;
+  return true;
+}
 }  // namespace detail
 
 }  // namespace loom::autograd

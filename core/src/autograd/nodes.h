@@ -76,11 +76,12 @@ struct InputInfo {
 class FormulaNode final : public Node, public loom::detail::Pooled<FormulaNode> {
  public:
   FormulaNode(const Formula& f, const OpDef& op) : formula_(&f), op_(&op) {}
-  std::string name() const override { return formula_->node_name; }
+  std::string name() const override { return name_ ? name_ : formula_->node_name; }
   std::vector<Tensor> apply(std::vector<Tensor>&& grads) override;
   void release_variables() override;
 
   const Formula* formula_;
+  const char* name_ = nullptr;  // Formula::name_of's answer, when it has one
   const OpDef* op_;
   loom::detail::SmallVector<InputInfo, 3> inputs_;
   loom::detail::SmallVector<SavedVariable, 3> saved_inputs_;   // by argument

@@ -9,6 +9,7 @@
 // plugin that provides it (see `loom-info`).
 #pragma once
 
+#include <loom/autocast.h>
 #include <loom/autograd.h>
 #include <loom/device.h>
 #include <loom/device_info.h>

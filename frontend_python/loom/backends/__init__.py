@@ -1,2 +1,2 @@
 """loom.backends: device-type settings under torch.backends' names."""
-from . import cuda  # noqa: F401
+from . import cuda, cudnn, mps  # noqa: F401

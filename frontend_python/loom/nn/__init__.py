@@ -10,5 +10,8 @@ from . import modules  # noqa: F401
 from .modules import *  # noqa: F401,F403
 from . import functional  # noqa: F401
 from . import init  # noqa: F401
+from . import utils  # noqa: F401
+from . import parallel  # noqa: F401
+from .parallel import DataParallel  # noqa: F401
 
-__all__ = ["Parameter", "Module", "functional", "init"] + modules.__all__
+__all__ = ["Parameter", "Module", "functional", "init", "utils", "parallel", "DataParallel"] + modules.__all__

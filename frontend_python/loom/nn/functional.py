@@ -1,8 +1,7 @@
 """nn.functional: PyTorch's functional API over loom's op catalog.
 
 Most functions are thin calls to a catalog op (``loom.<op>``) with PyTorch's
-signature; the losses the catalog lacks (mse, l1, smooth_l1, huber, bce,
-bce_with_logits) and a few helpers (one_hot, normalize, bilinear,
+signature; a few helpers (one_hot, normalize, bilinear,
 multi_head_attention_forward) are written with loom ops.
 
 String arguments are always passed to catalog ops explicitly: the binding
@@ -10,6 +9,7 @@ does not apply string defaults from schemas yet.
 """
 import math
 import numbers
+import warnings
 
 import loom as _loom  # the catalog ops (loom.<op>); attributes are looked up at call time
 from .. import _C
@@ -52,14 +52,6 @@ def _get_reduction(reduction, size_average=None, reduce=None):
     return reduction
 
 
-def _reduce(loss, reduction):
-    if reduction == "mean":
-        return loss.mean()
-    if reduction == "sum":
-        return loss.sum()
-    return loss
-
-
 # ---------------------------------------------------------------- activations
 
 def relu(input, inplace=False):
@@ -71,7 +63,14 @@ def relu6(input, inplace=False):
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
-    return input.clamp_(min_val, max_val) if inplace else _loom.clamp(input, min_val, max_val)
+    """clamp(input, min_val, max_val), with PyTorch's gradient: 0 at the bounds too (clamp's passes there)."""
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    if not (input.requires_grad and _loom.is_grad_enabled()):
+        return input.clamp_(min_val, max_val) if inplace else _loom.clamp(input, min_val, max_val)
+    inside = (input > min_val).logical_and(input < max_val)
+    out = _loom.where(inside, input, _loom.clamp(input, min_val, max_val).detach())
+    return input.copy_(out) if inplace else out
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
@@ -248,6 +247,40 @@ def dropout(input, p=0.5, training=True, inplace=False):
     return _loom.dropout(input, float(p), True)
 
 
+def _feature_dropout(input, p, training, inplace, batched_dim, fn):
+    """Zeroes whole channels (dim 1 of a batched input, dim 0 of an unbatched one) with probability p,
+    scaling the kept ones by 1/(1-p): one draw per (sample, channel), broadcast over the rest."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if input.dim() not in (batched_dim - 1, batched_dim):
+        raise RuntimeError(f"{fn}: Expected {batched_dim - 1}D or {batched_dim}D input, but received a "
+                           f"{input.dim()}D input")
+    if not training or p == 0 or input.numel() == 0:
+        return input
+    lead = 2 if input.dim() == batched_dim else 1
+    mask_shape = tuple(input.shape[:lead]) + (1,) * (input.dim() - lead)
+    if p == 1:
+        return input * 0.0
+    keep = _loom.rand(mask_shape, device=input.device) < (1.0 - p)
+    mask = keep.to(input.dtype) * (1.0 / (1.0 - p))
+    return input.mul_(mask) if inplace else input * mask
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    """Channel dropout for (N, C, L) or (C, L) inputs."""
+    return _feature_dropout(input, p, training, inplace, 3, "dropout1d")
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    """Channel dropout for (N, C, H, W) or (C, H, W) inputs."""
+    return _feature_dropout(input, p, training, inplace, 4, "dropout2d")
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    """Channel dropout for (N, C, D, H, W) or (C, D, H, W) inputs."""
+    return _feature_dropout(input, p, training, inplace, 5, "dropout3d")
+
+
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
               sparse=False):
     """Rows of ``weight`` at ``input``'s indices; the padding_idx row gets no gradient."""
@@ -331,14 +364,23 @@ def _check_same_size(input, target, fn):
                          f"({tuple(input.shape)}). Please ensure they have the same size.")
 
 
+def _warn_size(input, target, fn):
+    if tuple(input.shape) != tuple(target.shape):
+        warnings.warn(f"{fn}: Using a target size ({tuple(target.shape)}) that is different to the input size "
+                      f"({tuple(input.shape)}). This will likely lead to incorrect results due to broadcasting. "
+                      "Please ensure they have the same size.", stacklevel=3)
+
+
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     reduction = _get_reduction(reduction, size_average, reduce)
-    return _reduce((input - target).square(), reduction)
+    _warn_size(input, target, "mse_loss")
+    return _loom.mse_loss(input, target, reduction)
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     reduction = _get_reduction(reduction, size_average, reduce)
-    return _reduce((input - target).abs(), reduction)
+    _warn_size(input, target, "l1_loss")
+    return _loom.l1_loss(input, target, reduction)
 
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
@@ -346,11 +388,8 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     reduction = _get_reduction(reduction, size_average, reduce)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
-    d = (input - target).abs()
-    if beta == 0.0:
-        return _reduce(d, reduction)
-    loss = _where(d < beta, d.square() * (0.5 / beta), d - 0.5 * beta)
-    return _reduce(loss, reduction)
+    _warn_size(input, target, "smooth_l1_loss")
+    return _loom.smooth_l1_loss(input, target, reduction, float(beta))
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0):
@@ -358,37 +397,23 @@ def huber_loss(input, target, reduction="mean", delta=1.0):
     reduction = _get_reduction(reduction)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
-    d = (input - target).abs()
-    loss = _where(d < delta, d.square() * 0.5, (d - 0.5 * delta) * delta)
-    return _reduce(loss, reduction)
+    _warn_size(input, target, "huber_loss")
+    return _loom.huber_loss(input, target, reduction, float(delta))
 
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
-    """-(t log x + (1-t) log(1-x)), logs clamped at -100 like PyTorch."""
+    """-(t log x + (1-t) log(1-x)), logs clamped at -100 and the gradient's denominator at 1e-12, as PyTorch."""
     reduction = _get_reduction(reduction, size_average, reduce)
     _check_same_size(input, target, "binary_cross_entropy")
-    log_x = input.log().clamp(min=-100)
-    log_1mx = (1 - input).log().clamp(min=-100)
-    loss = -(target * log_x + (1 - target) * log_1mx)
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction)
+    return _loom.binary_cross_entropy(input, target, weight, reduction)
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
                                      reduction="mean", pos_weight=None):
-    """BCE of sigmoid(input), computed stably: (1-t) x + (1 + (pw-1) t) (log(1+e^-|x|) + max(-x, 0))."""
+    """BCE of sigmoid(input), computed stably: (1-t) x + (1 + (pw-1) t) softplus(-x)."""
     reduction = _get_reduction(reduction, size_average, reduce)
     _check_same_size(input, target, "binary_cross_entropy_with_logits")
-    log_sig_neg = (-input.abs()).exp().log1p() + (-input).clamp(min=0)  # = -log(sigmoid(x))
-    if pos_weight is not None:
-        log_weight = (pos_weight - 1) * target + 1
-        loss = (1 - target) * input + log_weight * log_sig_neg
-    else:
-        loss = (1 - target) * input + log_sig_neg
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction)
+    return _loom.binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction)
 
 
 def _where(cond, a, b):

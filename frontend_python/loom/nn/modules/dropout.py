@@ -17,3 +17,25 @@ class Dropout(Module):
 
     def extra_repr(self):
         return f"p={self.p}, inplace={self.inplace}"
+
+
+class _FeatureDropout(Dropout):
+    _fn = None
+
+    def forward(self, input):
+        return type(self)._fn(input, self.p, self.training, self.inplace)
+
+
+class Dropout1d(_FeatureDropout):
+    """Zeroes whole channels of (N, C, L) / (C, L) inputs in training."""
+    _fn = staticmethod(F.dropout1d)
+
+
+class Dropout2d(_FeatureDropout):
+    """Zeroes whole channels of (N, C, H, W) / (C, H, W) inputs in training."""
+    _fn = staticmethod(F.dropout2d)
+
+
+class Dropout3d(_FeatureDropout):
+    """Zeroes whole channels of (N, C, D, H, W) / (C, D, H, W) inputs in training."""
+    _fn = staticmethod(F.dropout3d)

@@ -1,8 +1,8 @@
 """Random orders for samplers and random_split.
 
-loom has no Generator object yet, so a ``generator`` here is an int seed or a
-``random.Random``; ``None`` draws a seed from loom's global RNG, so that
-``loom.manual_seed(s)`` makes shuffling reproducible as ``torch.manual_seed`` does.
+A ``generator`` here is a loom.Generator (as in PyTorch), an int seed or a
+``random.Random``; ``None`` draws a seed from loom's default CPU generator, so
+that ``loom.manual_seed(s)`` makes shuffling reproducible as ``torch.manual_seed`` does.
 """
 import random
 
@@ -15,10 +15,12 @@ def make_rng(generator):
         return generator
     if isinstance(generator, int) and not isinstance(generator, bool):
         return random.Random(generator)
+    if isinstance(generator, _C.Generator):  # one draw from it seeds the order's stream
+        return random.Random(int(_C.randint(0, 2 ** 62, (), generator=generator).item()))
     seed = getattr(generator, "initial_seed", None)
     if callable(seed):  # a torch-style Generator object
         return random.Random(int(seed()))
-    raise TypeError("generator must be None, an int seed or a random.Random, but got "
+    raise TypeError("generator must be None, a loom.Generator, an int seed or a random.Random, but got "
                     + type(generator).__name__)
 
 

@@ -9,8 +9,8 @@ loom has no per-thread current device: "cuda" always means cuda:0, so
 ``current_device()`` is 0 and there is no ``set_device``; pass an index or
 "cuda:<i>" instead.
 """
-from . import _C
-from ._device_runtime import stream  # noqa: F401  (torch.cuda.stream)
+from .. import _C
+from .._device_runtime import stream  # noqa: F401  (torch.cuda.stream)
 
 _TYPE = "cuda"
 
@@ -115,3 +115,81 @@ def empty_cache():
 
 def reset_peak_memory_stats(device=None):
     _C.reset_peak_memory_stats(_device(device))
+
+
+# ---------------------------------------------------------------- random numbers
+# Each GPU has its own default generator (loom.random explains the streams).
+# Like torch.cuda, these do nothing without a GPU, so CPU-only runs of GPU
+# programs seed what they can and go on.
+
+def _generator(device=None):
+    return _C._default_generator(_device(device))
+
+
+def manual_seed(seed):
+    """Seeds the current GPU's (cuda:0's) default generator."""
+    if is_available():
+        _generator().manual_seed(seed)
+
+
+def manual_seed_all(seed):
+    for i in range(device_count()):
+        _generator(i).manual_seed(seed)
+
+
+def seed():
+    if is_available():
+        _generator().seed()
+
+
+def seed_all():
+    """One fresh non-deterministic seed for every GPU."""
+    if is_available():
+        manual_seed_all(_generator().seed())
+
+
+def initial_seed():
+    return _generator().initial_seed()
+
+
+def get_rng_state(device="cuda"):
+    return _generator(device).get_state()
+
+
+def set_rng_state(new_state, device="cuda"):
+    _generator(device).set_state(new_state)
+
+
+def get_rng_state_all():
+    return [get_rng_state(i) for i in range(device_count())]
+
+
+def set_rng_state_all(new_states):
+    for i, state in enumerate(new_states):
+        set_rng_state(state, i)
+
+
+class _DefaultGenerators:
+    """torch.cuda.default_generators: a tuple-like of each GPU's default generator."""
+
+    def __len__(self):
+        return device_count()
+
+    def __getitem__(self, i):
+        if not 0 <= i < device_count():
+            raise IndexError(f"cuda has {device_count()} devices; no device {i}")
+        return _generator(i)
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+
+default_generators = _DefaultGenerators()
+
+
+# ---------------------------------------------------------------- mixed precision (torch.cuda.amp)
+from . import amp  # noqa: E402
+
+
+def get_autocast_gpu_dtype():
+    return _C._get_autocast_dtype(_TYPE)
