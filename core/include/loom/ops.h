@@ -226,4 +226,5 @@ Tensor& adam_step_(Tensor& self, const Tensor& grad, const Tensor& exp_avg, cons
 #include <loom/ops/indexing.h>
 #include <loom/ops/loss.h>
 #include <loom/ops/nn.h>
+#include <loom/ops/rnn.h>
 #include <loom/ops/shape.h>

@@ -52,9 +52,12 @@ NodePtr make_formula_node(const OpCall& call, const Formula& f) {
   }
   if (f.save_inputs) {
     node->saved_inputs_.resize(n);
-    for (size_t i = 0; i < n && i < 32; ++i) {
+    // kAllInputs also covers a tensor list's arguments past the mask's 32 bits.
+    const bool all = f.save_inputs == kAllInputs;
+    for (size_t i = 0; i < n; ++i) {
       const Tensor* a = call.args[i];
-      if ((f.save_inputs >> i & 1u) && a && a->defined()) node->saved_inputs_[i] = SavedVariable(*a, false);
+      const bool wanted = all || (i < 32 && (f.save_inputs >> i & 1u));
+      if (wanted && a && a->defined()) node->saved_inputs_[i] = SavedVariable(*a, false);
     }
   }
   if (!call.values.empty()) node->values_.assign(call.values.data(), call.values.size());
