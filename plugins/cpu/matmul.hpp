@@ -39,6 +39,13 @@ struct MatmulProblem {
 // cache of primitives. Returns false (having done nothing) otherwise.
 bool matmul_onednn(const MatmulProblem& p);
 
+// Row-major float32 C[M, N] = A[M, K] B[K, N] + beta C (A read transposed
+// when ta: stored [K, M]; likewise B with tb), for kernels that drive GEMMs
+// of their own (the fused RNN). Small products run on the calling thread.
+// Throws plugin::Failure when oneDNN fails.
+void gemm_f32(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* B,
+              int64_t ldb, float beta, float* C, int64_t ldc);
+
 // The portable blocked loop; takes every dtype but bool.
 void matmul_loop(const MatmulProblem& p);
 

@@ -196,6 +196,21 @@ bool sgemm_direct(const MatmulProblem& p) {
 
 }  // namespace
 
+void gemm_f32(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* B,
+              int64_t ldb, float beta, float* C, int64_t ldc) {
+  if (M == 0 || N == 0) return;
+  if (K == 0) {  // nothing to multiply: C = beta C
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = beta == 0.0f ? 0.0f : beta * C[i * ldc + j];
+    return;
+  }
+  const onednn::SerialBelow serial(M * N * K, kSerialGemmMacs);
+  if (dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', M, N, K, 1.0f, A, std::max<int64_t>(lda, 1), B,
+                 std::max<int64_t>(ldb, 1), beta, C, std::max<int64_t>(ldc, 1)) != dnnl_success)
+    fail(LOOM_STATUS_INTERNAL, "cpu: oneDNN's sgemm failed (%lld x %lld x %lld)", static_cast<long long>(M),
+         static_cast<long long>(N), static_cast<long long>(K));
+}
+
 bool matmul_onednn(const MatmulProblem& p) {
   if (sgemm_direct(p)) return true;
   if (p.nbatch + 2 > kOnednnMaxDims) return false;

@@ -19,4 +19,8 @@ void layer_norm(const LoomKernelCall& c);
 void cross_entropy(const LoomKernelCall& c);
 void cross_entropy_backward(const LoomKernelCall& c);  // op _cross_entropy_backward
 
+// rnn.cpp (float32; other dtypes run the core's composite)
+void rnn(const LoomKernelCall& c);           // op _rnn
+void rnn_backward(const LoomKernelCall& c);  // op _rnn_backward
+
 }  // namespace loom::cpu

@@ -245,6 +245,10 @@ void register_nn_kernels(plugin::Registrar& r) {
   constexpr uint64_t kF32F64 = LOOM_DTYPE_BIT(LOOM_DTYPE_FLOAT32) | LOOM_DTYPE_BIT(LOOM_DTYPE_FLOAT64);
   r.kernel("cross_entropy", "cpu", kernel<cross_entropy>, kF32F64, LOOM_KERNEL_CONTIGUOUS_ONLY);
   r.kernel("_cross_entropy_backward", "cpu", kernel<cross_entropy_backward>, kF32F64, LOOM_KERNEL_CONTIGUOUS_ONLY);
+  // Fused recurrent layers: GEMMs over all rows plus one per step.
+  constexpr uint64_t kF32 = LOOM_DTYPE_BIT(LOOM_DTYPE_FLOAT32);
+  r.kernel("_rnn", "cpu", kernel<rnn>, kF32, LOOM_KERNEL_CONTIGUOUS_ONLY);
+  r.kernel("_rnn_backward", "cpu", kernel<rnn_backward>, kF32, LOOM_KERNEL_CONTIGUOUS_ONLY);
 }
 
 }  // namespace loom::cpu
