@@ -11,6 +11,8 @@ from loom.nn.utils import rnn as rnn_utils
 torch = pytest.importorskip("torch", reason="PyTorch is the oracle for these tests")
 
 RTOL, ATOL = 1e-4, 1e-5
+# The device loom runs on (PyTorch, the oracle, runs on the CPU): cuda adds cuDNN's kernels.
+DEVICES = ["cpu"] + (["cuda"] if loom.cuda.is_available() else [])
 
 
 def copy_params(lm, tm):
@@ -23,7 +25,7 @@ def copy_params(lm, tm):
 
 
 def close(a, b):
-    np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=RTOL, atol=ATOL)
+    np.testing.assert_allclose(a.detach().cpu().numpy(), b.detach().numpy(), rtol=RTOL, atol=ATOL)
 
 
 def states(h, lstm):
@@ -37,21 +39,23 @@ def check_grads(lm, tm, pairs):
         close(p.grad, tp.grad)
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("mode", ["LSTM", "GRU", "RNN", "RNN_relu"])
 @pytest.mark.parametrize("layers,bidirectional,batch_first,bias", [(1, False, False, True), (2, True, False, True),
                                                                    (2, False, True, False), (3, True, True, True)])
-def test_sequence_layers_match_pytorch(mode, layers, bidirectional, batch_first, bias):
+def test_sequence_layers_match_pytorch(mode, layers, bidirectional, batch_first, bias, device):
     kwargs = dict(num_layers=layers, bidirectional=bidirectional, batch_first=batch_first, bias=bias)
     if mode == "RNN_relu":
         mode, kwargs["nonlinearity"] = "RNN", "relu"
     lm, tm = getattr(nn, mode)(5, 6, **kwargs), getattr(torch.nn, mode)(5, 6, **kwargs)
     copy_params(lm, tm)
+    lm.to(device)
     lstm = mode == "LSTM"
     x = np.random.RandomState(0).randn(3, 4, 5).astype(np.float32)
     D = 2 if bidirectional else 1
     h0 = np.random.RandomState(1).randn(layers * D, 3 if batch_first else 4, 6).astype(np.float32)
-    lx, tx = loom.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
-    lh0, th0 = loom.tensor(h0, requires_grad=True), torch.tensor(h0, requires_grad=True)
+    lx, tx = loom.tensor(x, device=device).requires_grad_(), torch.tensor(x, requires_grad=True)
+    lh0, th0 = loom.tensor(h0, device=device).requires_grad_(), torch.tensor(h0, requires_grad=True)
     lhx, thx = ((lh0, lh0 * 0.5), (th0, th0 * 0.5)) if lstm else (lh0, th0)
     lo, lh = lm(lx, lhx)
     to, th = tm(tx, thx)
@@ -59,22 +63,24 @@ def test_sequence_layers_match_pytorch(mode, layers, bidirectional, batch_first,
     for a, b in zip(states(lh, lstm), states(th, lstm)):
         close(a, b)
     weights = np.random.RandomState(2).randn(*to.shape).astype(np.float32)
-    (lo * loom.tensor(weights)).sum().backward(retain_graph=True)
+    (lo * loom.tensor(weights, device=device)).sum().backward(retain_graph=True)
     (to * torch.tensor(weights)).sum().backward(retain_graph=True)
     sum(s.sum() for s in states(lh, lstm)).backward()
     sum(s.sum() for s in states(th, lstm)).backward()
     check_grads(lm, tm, [(lx, tx), (lh0, th0)])
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("mode", ["LSTM", "GRU"])
 @pytest.mark.parametrize("enforce_sorted", [True, False])
-def test_packed_sequences_match_pytorch(mode, enforce_sorted):
+def test_packed_sequences_match_pytorch(mode, enforce_sorted, device):
     lm = getattr(nn, mode)(4, 5, num_layers=2, bidirectional=True)
     tm = getattr(torch.nn, mode)(4, 5, num_layers=2, bidirectional=True)
     copy_params(lm, tm)
+    lm.to(device)
     lengths = [5, 3, 3, 1] if enforce_sorted else [3, 5, 1, 3]
     x = np.random.RandomState(3).randn(5, 4, 4).astype(np.float32)
-    lx, tx = loom.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    lx, tx = loom.tensor(x, device=device).requires_grad_(), torch.tensor(x, requires_grad=True)
     lp = rnn_utils.pack_padded_sequence(lx, lengths, enforce_sorted=enforce_sorted)
     tp = torch.nn.utils.rnn.pack_padded_sequence(tx, lengths, enforce_sorted=enforce_sorted)
     assert lp.batch_sizes.tolist() == tp.batch_sizes.tolist()

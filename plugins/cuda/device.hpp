@@ -23,5 +23,6 @@ void register_pool_kernels(plugin::Registrar& r);    // kernels/pool.cu
 void register_conv_kernels(plugin::Registrar& r);    // kernels/conv_cudnn.cu, or conv_direct.cu without cuDNN
 void register_batch_norm_kernels(plugin::Registrar& r);  // kernels/batch_norm_cudnn.cu (built with cuDNN only)
 void register_attention_kernels(plugin::Registrar& r);  // kernels/attention.cu
+void register_rnn_kernels(plugin::Registrar& r);  // kernels/rnn_cudnn.cpp (built with cuDNN only)
 
 }  // namespace loom::LOOM_GPU_NAMESPACE

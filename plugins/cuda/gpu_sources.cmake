@@ -16,8 +16,9 @@ endforeach()
 # Matrix products: cuBLAS, or the plugin's own tiled GEMM.
 set(LOOM_GPU_CUBLAS_SOURCES ${_loom_gpu}/kernels/gemm_cublas.cu ${_loom_gpu}/kernels/cublas_handle.cpp)
 set(LOOM_GPU_OWN_GEMM_SOURCES ${_loom_gpu}/kernels/gemm_own.cu)
-# Convolutions and batch_norm: cuDNN, or the plugin's own direct
-# convolutions (batch_norm then runs as its composite).
+# Convolutions, batch_norm and the fused RNN: cuDNN, or the plugin's own
+# direct convolutions (batch_norm and _rnn then run as their composites).
 set(LOOM_GPU_CUDNN_SOURCES ${_loom_gpu}/kernels/conv_cudnn.cu ${_loom_gpu}/kernels/cudnn_conv.cpp
-                           ${_loom_gpu}/kernels/cudnn_handle.cpp ${_loom_gpu}/kernels/batch_norm_cudnn.cu)
+                           ${_loom_gpu}/kernels/cudnn_handle.cpp ${_loom_gpu}/kernels/batch_norm_cudnn.cu
+                           ${_loom_gpu}/kernels/rnn_cudnn.cpp)
 set(LOOM_GPU_OWN_CONV_SOURCES ${_loom_gpu}/kernels/conv_direct.cu)

@@ -25,6 +25,7 @@ void init(plugin::Registrar& r) {
   register_conv_kernels(r);  // cuDNN's, or the plugin's own (kernels/conv_direct.cu)
 #if LOOM_GPU_HAVE_DNN
   register_batch_norm_kernels(r);  // otherwise batch_norm runs as its composite
+  register_rnn_kernels(r);         // otherwise _rnn and _rnn_backward run as their composites
 #endif
 }
 
