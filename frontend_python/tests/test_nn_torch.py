@@ -305,6 +305,37 @@ def test_transformer_encoder_stacks_copies():
     check_layer(enc, tenc, (5, 2, 8))
 
 
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_transformer_decoder_layer(norm_first):
+    kw = dict(dim_feedforward=16, dropout=0.0, batch_first=True, norm_first=norm_first)
+    lm, tm = nn.TransformerDecoderLayer(8, 2, **kw), torch.nn.TransformerDecoderLayer(8, 2, **kw)
+    check_layer(lm, tm, (2, 5, 8), (2, 7, 8))
+
+
+def _run_with_masks(model, lib, src, tgt):
+    """model(src, tgt) with a causal target mask and one padded source position (either library)."""
+    mask = model.generate_square_subsequent_mask(tgt.shape[0])
+    pad = lib.zeros(src.shape[1], src.shape[0], dtype=lib.bool)
+    pad[0, -1] = True
+    return model(src, tgt, tgt_mask=mask, src_key_padding_mask=pad)
+
+
+def test_transformer_encoder_decoder_matches_pytorch():
+    kw = dict(d_model=8, nhead=2, num_encoder_layers=2, num_decoder_layers=2, dim_feedforward=16, dropout=0.0)
+    lm, tm = nn.Transformer(**kw), torch.nn.Transformer(**kw)
+    assert [n for n, _ in lm.named_parameters()] == [n for n, _ in tm.named_parameters()]
+    copy_weights(lm, tm)
+    rng = np.random.default_rng(3)
+    src, tgt = rng.standard_normal((6, 2, 8)).astype(np.float32), rng.standard_normal((5, 2, 8)).astype(np.float32)
+    lo = _run_with_masks(lm, loom, loom.tensor(src), loom.tensor(tgt))
+    to = _run_with_masks(tm, torch, torch.tensor(src), torch.tensor(tgt))
+    close(lo, to)
+    mask = nn.Transformer.generate_square_subsequent_mask(3)
+    assert mask.tolist() == torch.nn.Transformer.generate_square_subsequent_mask(3).tolist()
+    with pytest.raises(RuntimeError, match="batch number"):
+        lm(loom.zeros(6, 2, 8), loom.zeros(5, 3, 8))
+
+
 # ---------------------------------------------------------------- losses
 
 def _logits_targets(rng, n=6, c=4):

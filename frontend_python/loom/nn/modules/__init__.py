@@ -13,6 +13,7 @@ from .normalization import GroupNorm, LayerNorm  # noqa: F401
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d  # noqa: F401
 from .rnn import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNBase, RNNCell, RNNCellBase  # noqa: F401
 from .sparse import Embedding  # noqa: F401
-from .transformer import TransformerEncoder, TransformerEncoderLayer  # noqa: F401
+from .transformer import (  # noqa: F401
+    Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer)
 
 __all__ = sorted(n for n, v in dict(globals()).items() if isinstance(v, type) and not n.startswith("_"))
