@@ -56,7 +56,7 @@ Tensor& run_op_out(Tensor& out, const OpDef& op, const Tensor* const (&tensors)[
   return out;
 }
 
-inline LoomValue int_list_value(IntArrayRef v) {
+inline LoomValue int_list_value(const IntArrayRef& v) {  // by reference: v may hold its one value inside
   LoomValue x{};
   x.kind = LOOM_VALUE_INT_LIST;
   x.u.ints.data = v.data();

@@ -196,6 +196,7 @@ Device parse_device(std::string_view spec) {
 
 Device::Device(const char* spec) : Device(parse_device(spec)) {}
 Device::Device(const std::string& spec) : Device(parse_device(spec)) {}
+Device::Device(DeviceType type, int index) : Device(std::string(type.name()) + ":" + std::to_string(index)) {}
 
 const std::string& Device::type_name() const { return detail::device_type(type).name; }
 bool Device::is_host() const { return detail::device_type(type).host_memory(); }

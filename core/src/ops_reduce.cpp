@@ -398,7 +398,7 @@ LOOM_DERIVATIVE_IN_FLOAT(cumprod_op, "CumprodBackward0", inputs(0), outputs(0), 
   c.set(0, where(before, at_before, where(first, at_first, 0.0)));
 })
 
-LoomValue dims_value(std::optional<IntArrayRef> dim) {
+LoomValue dims_value(const std::optional<IntArrayRef>& dim) {
   return dim ? detail::int_list_value(*dim) : detail::none_value();
 }
 LoomValue int_value(int64_t i) {

@@ -290,6 +290,6 @@ Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
   return detail::make_view(*this, sz, strides(), storage_offset() + start * strides()[d], "SliceBackward0");
 }
 
-std::ostream& operator<<(std::ostream& os, const Tensor& t) { return os << t.str(); }
+std::ostream& operator<<(std::ostream& os, const Tensor& t) { return os << t.toString(); }
 
 }  // namespace loom

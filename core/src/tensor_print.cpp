@@ -10,7 +10,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cctype>
 #include <cstdio>
+#include <iomanip>
 #include <sstream>
 
 namespace loom {
@@ -169,6 +171,175 @@ std::string Tensor::str() const {
   }
   for (const auto& s : suffixes) os << ", " << s;
   os << ')';
+  return os.str();
+}
+
+}  // namespace loom
+
+// ---- libtorch's format (operator<<) -------------------------------------------------
+// After aten/src/ATen/core/Formatting.cpp: one width and notation for every
+// element (integer mode, fixed with 4 decimals and a common scale factor, or
+// scientific), vectors one element per line, matrices row by row with their
+// columns wrapped at 80 characters ("Columns 1 to 8"), higher dims as slices
+// "(i,j,.,.) =", then "[ CPUFloatType{2,3} ]".
+
+namespace loom {
+namespace {
+
+// libtorch's type names.
+std::string type_string(const Tensor& t) {
+  std::string dev = t.device().type_name();
+  for (char& c : dev) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  const char* kind = "Float";
+  switch (t.dtype()) {
+    case DType::Float32: kind = "Float"; break;
+    case DType::Float64: kind = "Double"; break;
+    case DType::Float16: kind = "Half"; break;
+    case DType::BFloat16: kind = "BFloat16"; break;
+    case DType::Int64: kind = "Long"; break;
+    case DType::Int32: kind = "Int"; break;
+    case DType::Int16: kind = "Short"; break;
+    case DType::Int8: kind = "Char"; break;
+    case DType::UInt8: kind = "Byte"; break;
+    case DType::Bool: kind = "Bool"; break;
+  }
+  return dev + kind + "Type";
+}
+
+struct LibtorchFormat {
+  double scale = 1;
+  int width = 11;
+  enum { Default, Fixed, Sci } notation = Default;
+};
+
+LibtorchFormat libtorch_format(const std::vector<double>& v) {
+  LibtorchFormat f;
+  if (v.empty()) return f;
+  bool int_mode = true;
+  for (double z : v)
+    if (std::isfinite(z) && z != std::ceil(z)) {
+      int_mode = false;
+      break;
+    }
+  int exp_min = 0, exp_max = 0;
+  bool any = false;
+  for (double z : v) {
+    const double a = std::fabs(z);
+    if (!std::isfinite(a) || a == 0) continue;
+    const int e = static_cast<int>(std::floor(std::log10(a))) + 1;
+    exp_min = any ? std::min(exp_min, e) : e;
+    exp_max = any ? std::max(exp_max, e) : e;
+    any = true;
+  }
+  if (!any) exp_min = exp_max = 1;
+  if (int_mode) {
+    if (exp_max > 9) {
+      f.width = 11;
+      f.notation = LibtorchFormat::Sci;
+    } else {
+      f.width = exp_max + 1;
+    }
+    return f;
+  }
+  if (exp_max - exp_min > 4) {
+    f.width = (std::abs(exp_max) > 99 || std::abs(exp_min) > 99) ? 12 : 11;
+    f.notation = LibtorchFormat::Sci;
+  } else if (exp_max > 5 || exp_max < 0) {
+    f.width = 7;
+    f.scale = std::pow(10, exp_max - 1);
+    f.notation = LibtorchFormat::Fixed;
+  } else {
+    f.width = exp_max == 0 ? 7 : exp_max + 6;
+    f.notation = LibtorchFormat::Fixed;
+  }
+  return f;
+}
+
+void put_value(std::ostream& os, const LibtorchFormat& f, double v) {
+  std::ostringstream one;
+  if (f.notation == LibtorchFormat::Fixed) one << std::fixed << std::setprecision(4);
+  if (f.notation == LibtorchFormat::Sci) one << std::scientific << std::setprecision(4);
+  one << v / f.scale;
+  os << std::setw(f.width) << one.str();
+}
+
+void put_scale(std::ostream& os, const LibtorchFormat& f, const std::string& indent) {
+  if (f.scale != 1) {
+    std::ostringstream s;
+    s << std::defaultfloat << f.scale;
+    os << indent << " " << s.str() << " *\n";
+  }
+}
+
+// Rows of a [rows, cols] block starting at `base` (row-major `values`).
+void put_matrix(std::ostream& os, const std::vector<double>& values, size_t base, int64_t rows, int64_t cols,
+                const LibtorchFormat& f) {
+  put_scale(os, f, "");
+  const int64_t per_line = std::max<int64_t>(1, (kLineWidth) / (f.width + 1));
+  for (int64_t first = 0; first < cols; first += per_line) {
+    const int64_t last = std::min(cols, first + per_line);
+    if (cols > per_line) {
+      if (first) os << "\n";
+      os << "Columns " << first + 1 << " to " << last << "\n";
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t c = first; c < last; ++c) {
+        put_value(os, f, values[base + static_cast<size_t>(r * cols + c)]);
+        if (c + 1 != last) os << " ";
+      }
+      os << "\n";
+    }
+  }
+}
+
+}  // namespace
+
+std::string Tensor::toString() const {
+  if (!defined()) return "[ Tensor (undefined) ]";
+  std::ostringstream os;
+  const Tensor host = cpu().contiguous();
+  const std::vector<double> v = host.numel() ? host.to_vector<double>() : std::vector<double>{};
+  const LibtorchFormat f = libtorch_format(v);
+  std::string sizes_text;
+  for (int64_t i = 0; i < dim(); ++i) sizes_text += (i ? "," : "") + std::to_string(sizes()[i]);
+  if (numel() == 0) {
+    os << "[ " << type_string(*this) << "{" << sizes_text << "} ]";
+    return os.str();
+  }
+  if (dim() == 0) {
+    std::ostringstream one;
+    one << std::defaultfloat << v[0];
+    os << one.str() << "\n[ " << type_string(*this) << "{} ]";
+    return os.str();
+  }
+  if (dim() == 1) {
+    put_scale(os, f, "");
+    for (double x : v) {
+      put_value(os, f, x);
+      os << "\n";
+    }
+  } else if (dim() == 2) {
+    put_matrix(os, v, 0, size(0), size(1), f);
+  } else {
+    // Every [rows, cols] slice of the last two dims, labelled by its index.
+    const int64_t rows = size(-2), cols = size(-1), block = rows * cols;
+    const int64_t slices = numel() / std::max<int64_t>(block, 1);
+    for (int64_t s = 0; s < slices; ++s) {
+      std::string label = "(";
+      int64_t rest = s;
+      std::vector<int64_t> idx(static_cast<size_t>(dim() - 2));
+      for (int64_t d = dim() - 3; d >= 0; --d) {
+        idx[static_cast<size_t>(d)] = rest % size(d);
+        rest /= size(d);
+      }
+      for (int64_t i : idx) label += std::to_string(i + 1) + ",";
+      label += ".,.) = \n";
+      if (s) os << "\n";
+      os << label;
+      put_matrix(os, v, static_cast<size_t>(s * block), rows, cols, f);
+    }
+  }
+  os << "[ " << type_string(*this) << "{" << sizes_text << "} ]";
   return os.str();
 }
 

@@ -1,11 +1,10 @@
 // indexing_py.cpp — Tensor.__getitem__ / __setitem__ / __iter__ /
 // __contains__ with PyTorch's semantics.
 //
-// An index is split the way PyTorch's applySlicing does: ints, slices,
-// None, `...` and Python bools become views (select / slice / unsqueeze),
-// walking a dim cursor through the result; tensors (and lists or arrays,
-// which become tensors) are collected per dim and handed to the core's
-// advanced indexing (loom::index / loom::index_put_) over that view. So
+// Each Python item becomes a loom::indexing::TensorIndex (lists and arrays
+// become tensors) and the core applies PyTorch's rules (loom/indexing.h,
+// shared with the C++ API's Tensor::index): ints, slices, None, `...` and
+// bools as views, tensors through advanced indexing over that view. So
 // `x[0, 1:3]` stays a view that shares memory, and `x[:, idx] = v` writes
 // through the view into x. The mapping slots are plain C functions on the
 // type (tensor_type.cpp) rather than pybind11 methods: `x[i]` is on the hot
@@ -13,6 +12,8 @@
 #include "array_interface.h"
 #include "convert.h"
 #include "ops_py.h"
+
+#include <loom/indexing.h>
 
 #include <pybind11/stl.h>
 
@@ -23,25 +24,7 @@
 namespace loom::python {
 namespace {
 
-// One element of an index tuple, after conversion.
-struct IndexItem {
-  enum Kind { Int, Slice, NewAxis, Ellipsis, Bool, TensorIndex } kind;
-  int64_t integer = 0;     // Int
-  PyObject* slice = nullptr;  // Slice (borrowed from the index, which outlives the call)
-  bool flag = false;       // Bool
-  Tensor tensor;           // TensorIndex
-
-  // How many dims of the indexed tensor this item consumes.
-  int64_t consumed() const {
-    switch (kind) {
-      case Int:
-      case Slice: return 1;
-      case TensorIndex: return is_mask(tensor.dtype()) ? tensor.dim() : 1;
-      default: return 0;
-    }
-  }
-  static bool is_mask(DType t) { return t == DType::Bool || t == DType::UInt8; }
-};
+using indexing::TensorIndex;
 
 [[noreturn]] void invalid_index(py::handle h) {
   throw py::index_error("only integers, slices (`:`), ellipsis (`...`), None and long, int, byte or bool "
@@ -50,27 +33,43 @@ struct IndexItem {
 
 // A tensor used as an index: 0-d integer tensors act as ints and 0-d masks
 // as Python bools, as in PyTorch; the rest must be an index dtype.
-IndexItem tensor_item(Tensor t) {
+TensorIndex tensor_item(Tensor t) {
   const DType d = t.dtype();
-  const bool mask = IndexItem::is_mask(d);
+  const bool mask = d == DType::Bool || d == DType::UInt8;
   if (!mask && d != DType::Int64 && d != DType::Int32 && d != DType::Int16 && d != DType::Int8)
     throw py::index_error("tensors used as indices must be long, int, byte or bool tensors (got " +
                           std::string(name(d)) + ")");
   if (t.dim() == 0) {
-    if (mask) return IndexItem{IndexItem::Bool, 0, nullptr, t.item<bool>(), {}};
-    return IndexItem{IndexItem::Int, t.item<int64_t>(), nullptr, false, {}};
+    if (mask) return TensorIndex(t.item<bool>());
+    return TensorIndex(t.item<int64_t>());
   }
   if (!mask && d != DType::Int64 && d != DType::Int32) t = t.to(DType::Int64);
-  return IndexItem{IndexItem::TensorIndex, 0, nullptr, false, std::move(t)};
+  return TensorIndex(std::move(t));
 }
 
-IndexItem convert_item(py::handle h) {
+// A slice bound: None, or an int (or __index__) clamped to int64 as
+// Python clamps slice bounds.
+std::optional<int64_t> slice_bound(PyObject* v) {
+  if (v == Py_None) return std::nullopt;
+  const Py_ssize_t x = PyNumber_AsSsize_t(v, nullptr);  // clamps on overflow
+  if (x == -1 && PyErr_Occurred()) throw py::error_already_set();
+  return x;
+}
+
+TensorIndex slice_item(PyObject* o) {
+  auto* sl = reinterpret_cast<PySliceObject*>(o);
+  const std::optional<int64_t> step = slice_bound(sl->step);
+  if (step && *step <= 0) throw py::value_error("step must be greater than zero");
+  return TensorIndex(indexing::Slice(slice_bound(sl->start), slice_bound(sl->stop), step));
+}
+
+TensorIndex convert_item(py::handle h) {
   PyObject* o = h.ptr();
-  if (o == Py_None) return IndexItem{IndexItem::NewAxis};
-  if (o == Py_Ellipsis) return IndexItem{IndexItem::Ellipsis};
-  if (PyBool_Check(o)) return IndexItem{IndexItem::Bool, 0, nullptr, o == Py_True, {}};
-  if (PyLong_Check(o)) return IndexItem{IndexItem::Int, h.cast<int64_t>()};
-  if (PySlice_Check(o)) return IndexItem{IndexItem::Slice, 0, o};
+  if (o == Py_None) return TensorIndex(indexing::None);
+  if (o == Py_Ellipsis) return TensorIndex(indexing::Ellipsis);
+  if (PyBool_Check(o)) return TensorIndex(o == Py_True);
+  if (PyLong_Check(o)) return TensorIndex(h.cast<int64_t>());
+  if (PySlice_Check(o)) return slice_item(o);
   if (is_tensor(h)) return tensor_item(as_tensor(h));
   if (PyFloat_Check(o)) invalid_index(h);
   if (const char kind = array_kind(h)) {  // numpy arrays and scalars
@@ -80,8 +79,8 @@ IndexItem convert_item(py::handle h) {
   // numpy integer scalars and anything else with __index__.
   if (!PySequence_Check(o) && PyIndex_Check(o)) {
     const Scalar s = to_scalar(h, "index");  // tells np.bool_ from the integers
-    if (s.is_bool()) return IndexItem{IndexItem::Bool, 0, nullptr, s.to<bool>(), {}};
-    return IndexItem{IndexItem::Int, s.to<int64_t>()};
+    if (s.is_bool()) return TensorIndex(s.to<bool>());
+    return TensorIndex(s.to<int64_t>());
   }
   if (!PySequence_Check(o) || PyUnicode_Check(o) || PyBytes_Check(o)) invalid_index(h);
   Tensor t;
@@ -114,8 +113,8 @@ bool sequence_is_tuple(PyObject* o) {
   return false;
 }
 
-std::vector<IndexItem> convert_index(PyObject* index) {
-  std::vector<IndexItem> items;
+std::vector<TensorIndex> convert_index(PyObject* index) {
+  std::vector<TensorIndex> items;
   if (PyTuple_Check(index) || sequence_is_tuple(index)) {
     py::sequence seq = py::reinterpret_borrow<py::sequence>(index);
     items.reserve(seq.size());
@@ -126,80 +125,13 @@ std::vector<IndexItem> convert_index(PyObject* index) {
   return items;
 }
 
-// `self` with the basic part of the index applied as views, and the
-// advanced part as per-dim entries over that view (empty when there is none).
-struct Applied {
-  Tensor view;
-  TensorIndices advanced;
-  bool has_advanced = false;
-};
-
-Applied apply_index(const Tensor& self, const std::vector<IndexItem>& items) {
-  int64_t specified = 0;
-  int ellipses = 0;
-  for (const IndexItem& it : items) {
-    specified += it.consumed();
-    ellipses += it.kind == IndexItem::Ellipsis;
+// The core's errors for a bad index are IndexErrors here, as in Python.
+indexing::Applied apply_index(const Tensor& self, const std::vector<TensorIndex>& items) {
+  try {
+    return indexing::apply(self, items);
+  } catch (const Error& e) {
+    throw py::index_error(e.what());
   }
-  if (ellipses > 1) throw py::index_error("an index can only have a single ellipsis ('...')");
-  if (specified > self.dim())
-    throw py::index_error("too many indices for tensor of dimension " + std::to_string(self.dim()) + " (got " +
-                          std::to_string(specified) + ")");
-  Applied a{self, {}, false};
-  Tensor& r = a.view;
-  int64_t dim = 0;       // in the result so far
-  int64_t real_dim = 0;  // in self, for error messages
-  for (const IndexItem& it : items) {
-    switch (it.kind) {
-      case IndexItem::Int: {
-        const int64_t n = r.size(dim);
-        if (it.integer < -n || it.integer >= n)
-          throw py::index_error("index " + std::to_string(it.integer) + " is out of bounds for dimension " +
-                                std::to_string(real_dim) + " with size " + std::to_string(n));
-        r = r.select(dim, it.integer);
-        ++real_dim;
-        break;
-      }
-      case IndexItem::Slice: {
-        Py_ssize_t start, stop, step;
-        if (PySlice_Unpack(it.slice, &start, &stop, &step) < 0) throw py::error_already_set();
-        if (step <= 0) throw py::value_error("step must be greater than zero");
-        const int64_t n = r.size(dim);
-        const Py_ssize_t len = PySlice_AdjustIndices(n, &start, &stop, step);
-        if (!(start == 0 && len == n && step == 1)) r = slice(r, dim, start, start + len * step, step);
-        a.advanced.emplace_back();
-        ++dim;
-        ++real_dim;
-        break;
-      }
-      case IndexItem::NewAxis:
-        r = r.unsqueeze(dim);
-        a.advanced.emplace_back();
-        ++dim;
-        break;
-      case IndexItem::Ellipsis: {
-        const int64_t n = self.dim() - specified;
-        for (int64_t k = 0; k < n; ++k) a.advanced.emplace_back();
-        dim += n;
-        real_dim += n;
-        break;
-      }
-      case IndexItem::Bool:
-        // A size-1 dim, kept or emptied by a one-element mask.
-        r = r.unsqueeze(dim);
-        a.advanced.emplace_back(full({1}, Scalar(it.flag), DType::Bool, r.device()));
-        a.has_advanced = true;
-        ++dim;
-        break;
-      case IndexItem::TensorIndex:
-        a.advanced.emplace_back(it.tensor);
-        a.has_advanced = true;
-        dim += it.consumed();
-        real_dim += it.consumed();
-        break;
-    }
-  }
-  return a;
 }
 
 // The value of `t[...] = value` as a tensor of t's dtype and device.
@@ -233,7 +165,7 @@ Tensor getitem(const Tensor& self, PyObject* index) {
   if (self.dim() == 0 && !PyTuple_Check(index) && index != Py_None && index != Py_Ellipsis &&
       !PyBool_Check(index) && !is_tensor_object(index) && !PySequence_Check(index))
     throw py::index_error("invalid index of a 0-dim tensor; use tensor.item() to get the number");
-  Applied a = apply_index(self, convert_index(index));
+  indexing::Applied a = apply_index(self, convert_index(index));
   if (a.has_advanced) return loom::index(a.view, a.advanced);
   // x[...] and x[:] still return a new tensor object (an alias), as in PyTorch.
   if (a.view.is_same(self)) return self.view(self.sizes());
@@ -241,7 +173,7 @@ Tensor getitem(const Tensor& self, PyObject* index) {
 }
 
 void setitem(Tensor& self, PyObject* index, py::handle value) {
-  Applied a = apply_index(self, convert_index(index));
+  indexing::Applied a = apply_index(self, convert_index(index));
   Tensor& dst = a.view;
   if (!a.has_advanced) {
     if (is_number(value)) {

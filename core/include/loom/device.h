@@ -20,6 +20,22 @@ namespace loom {
 // lookup is one load and registration never moves anything.
 inline constexpr int kMaxDeviceTypes = 32;
 
+// A device type by name, libtorch's DeviceType spelling: loom's device
+// types are plugins, so this is their name, not a closed enum.
+//   loom::Device d(loom::kCUDA);   loom::Device(loom::kCUDA, 1);
+class DeviceType {
+ public:
+  constexpr explicit DeviceType(const char* name) : name_(name) {}
+  constexpr const char* name() const { return name_; }
+  bool operator==(const DeviceType& o) const { return std::string_view(name_) == o.name_; }
+
+ private:
+  const char* name_;
+};
+inline constexpr DeviceType kCPU{"cpu"};
+inline constexpr DeviceType kCUDA{"cuda"};
+inline constexpr DeviceType kHIP{"hip"};
+
 struct Device {
   int16_t type = -1;  // slot assigned at registration; -1 = none
   int16_t index = 0;
@@ -30,11 +46,15 @@ struct Device {
   // loom::Error naming the type and the known types when unknown.
   Device(const char* spec);         // NOLINT: implicit like torch.device
   Device(const std::string& spec);  // NOLINT
+  // Device(kCUDA) is cuda:0, Device(kCUDA, 1) cuda:1.
+  Device(DeviceType type, int index = 0);  // NOLINT: implicit like torch::Device
 
   bool operator==(const Device& o) const { return type == o.type && index == o.index; }
   bool operator!=(const Device& o) const { return !(*this == o); }
 
   std::string str() const;       // "sim:0"
+  bool is_cuda() const { return type_name() == "cuda"; }
+  bool is_cpu() const { return type_name() == "cpu"; }
   const std::string& type_name() const;
   bool is_host() const;          // memory the CPU can touch directly
   LoomDevice abi() const { return LoomDevice{type, index}; }

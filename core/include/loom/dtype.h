@@ -73,6 +73,20 @@ constexpr bool can_cast(DType from, DType to) {
 // as torch.get_default_dtype().
 inline constexpr DType kDefaultFloat = DType::Float32;
 
+// libtorch's spellings (torch::kFloat, torch::ScalarType ...), so ported
+// code reads unchanged.
+using ScalarType = DType;
+inline constexpr DType kFloat = DType::Float32, kFloat32 = DType::Float32;
+inline constexpr DType kDouble = DType::Float64, kFloat64 = DType::Float64;
+inline constexpr DType kHalf = DType::Float16, kFloat16 = DType::Float16;
+inline constexpr DType kBFloat16 = DType::BFloat16;
+inline constexpr DType kLong = DType::Int64, kInt64 = DType::Int64;
+inline constexpr DType kInt = DType::Int32, kInt32 = DType::Int32;
+inline constexpr DType kShort = DType::Int16, kInt16 = DType::Int16;
+inline constexpr DType kChar = DType::Int8, kInt8 = DType::Int8;
+inline constexpr DType kByte = DType::UInt8, kUInt8 = DType::UInt8;
+inline constexpr DType kBool = DType::Bool;
+
 inline std::ostream& operator<<(std::ostream& os, DType t) { return os << "loom." << name(t); }
 
 }  // namespace loom

@@ -8,9 +8,13 @@
 #include <loom/generator.h>
 #include <loom/op_tables.h>
 #include <loom/tensor.h>
+#include <loom/tensor_options.h>
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
+#include <type_traits>
+#include <vector>
 
 namespace loom {
 
@@ -49,6 +53,108 @@ Tensor randn(IntArrayRef sizes, DType dtype = DType::Float32, Device device = cp
 Tensor empty_like(const Tensor& t);
 Tensor zeros_like(const Tensor& t);
 Tensor ones_like(const Tensor& t);
+
+// ---- creation with TensorOptions (libtorch's forms) -------------------------------
+//   zeros({2, 3}, dtype(kDouble).device(kCUDA));  ones(4, requires_grad());
+//   empty(n, device);  arange(10, kLong);  randint(0, 10, {5});
+// A bare int is a one-dim size. Where an overload above takes an optional
+// dtype, the TensorOptions form is a template that takes everything but a
+// DType (which the form above takes), so neither call is ambiguous.
+template <class T>
+concept OptionsNotDType = std::is_convertible_v<T, TensorOptions> && !std::is_same_v<std::decay_t<T>, DType>;
+
+Tensor empty(IntArrayRef sizes, const TensorOptions& options);
+Tensor zeros(IntArrayRef sizes, const TensorOptions& options);
+Tensor ones(IntArrayRef sizes, const TensorOptions& options);
+Tensor rand(IntArrayRef sizes, const TensorOptions& options);
+Tensor randn(IntArrayRef sizes, const TensorOptions& options);
+Tensor randint(int64_t low, int64_t high, IntArrayRef sizes, const TensorOptions& options);
+Tensor randint(int64_t high, IntArrayRef sizes, const TensorOptions& options = {});
+Tensor randperm(int64_t n, const TensorOptions& options);
+Tensor linspace(Scalar start, Scalar end, int64_t steps, const TensorOptions& options);
+Tensor eye(int64_t n, const TensorOptions& options);
+Tensor eye(int64_t n, int64_t m, const TensorOptions& options);
+Tensor full_with_options(IntArrayRef sizes, Scalar value, const TensorOptions& options);
+template <OptionsNotDType O>
+Tensor full(IntArrayRef sizes, Scalar value, const O& options) {
+  return full_with_options(sizes, value, options);
+}
+Tensor arange_with_options(Scalar start, Scalar end, Scalar step, const TensorOptions& options);
+template <OptionsNotDType O>
+Tensor arange(Scalar end, const O& options) {
+  return arange_with_options(0, end, 1, options);
+}
+template <OptionsNotDType O>
+Tensor arange(Scalar start, Scalar end, const O& options) {
+  return arange_with_options(start, end, 1, options);
+}
+template <OptionsNotDType O>
+Tensor arange(Scalar start, Scalar end, Scalar step, const O& options) {
+  return arange_with_options(start, end, step, options);
+}
+// Like t, with options' fields replacing t's.
+Tensor empty_like(const Tensor& t, const TensorOptions& options);
+Tensor zeros_like(const Tensor& t, const TensorOptions& options);
+Tensor ones_like(const Tensor& t, const TensorOptions& options);
+Tensor rand_like(const Tensor& t, const TensorOptions& options = {});
+Tensor randn_like(const Tensor& t, const TensorOptions& options = {});
+Tensor full_like(const Tensor& t, Scalar value, const TensorOptions& options = {});
+
+// A tensor over memory the caller owns and keeps alive (torch::from_blob):
+// no copy; row-major unless strides are given. CPU memory unless options
+// name a host device.
+Tensor from_blob(void* data, IntArrayRef sizes, const TensorOptions& options = {});
+Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, const TensorOptions& options = {});
+
+// torch::tensor: a copy of the values, nested braces for more dims.
+// Integers become int64, floating values the default float (float32), bools
+// bool, unless options give a dtype.
+namespace detail {
+template <class T>
+constexpr DType natural_dtype() {
+  if constexpr (std::is_same_v<T, bool>) return DType::Bool;
+  else if constexpr (std::is_integral_v<T>) return DType::Int64;
+  else return kDefaultFloat;
+}
+Tensor tensor_from_doubles(std::vector<double> values, IntArrayRef sizes, DType natural, const TensorOptions& options);
+Tensor tensor_from_int64s(std::vector<int64_t> values, IntArrayRef sizes, DType natural, const TensorOptions& options);
+// Integers (and bools) exactly, floating values as doubles.
+template <class T, class It>
+Tensor tensor_of(It begin, It end, IntArrayRef sizes, const TensorOptions& options) {
+  if constexpr (std::is_integral_v<T>)
+    return tensor_from_int64s(std::vector<int64_t>(begin, end), sizes, natural_dtype<T>(), options);
+  else
+    return tensor_from_doubles(std::vector<double>(begin, end), sizes, natural_dtype<T>(), options);
+}
+}  // namespace detail
+template <class T>
+  requires std::is_arithmetic_v<T>
+Tensor tensor(std::initializer_list<T> values, const TensorOptions& options = {}) {
+  return detail::tensor_of<T>(values.begin(), values.end(), {static_cast<int64_t>(values.size())}, options);
+}
+template <class T>
+  requires std::is_arithmetic_v<T>
+Tensor tensor(std::initializer_list<std::initializer_list<T>> rows, const TensorOptions& options = {}) {
+  std::vector<T> v;
+  const int64_t cols = rows.size() ? static_cast<int64_t>(rows.begin()->size()) : 0;
+  for (const auto& r : rows) {
+    LOOM_CHECK(static_cast<int64_t>(r.size()) == cols, "tensor: rows of ", cols, " and ", r.size(),
+               " values (ragged nested lists are not a tensor)");
+    v.insert(v.end(), r.begin(), r.end());
+  }
+  return detail::tensor_of<T>(v.begin(), v.end(), {static_cast<int64_t>(rows.size()), cols}, options);
+}
+template <class T>
+  requires std::is_arithmetic_v<T>
+Tensor tensor(const std::vector<T>& values, const TensorOptions& options = {}) {
+  return detail::tensor_of<T>(values.begin(), values.end(), {static_cast<int64_t>(values.size())}, options);
+}
+template <class T>
+  requires std::is_arithmetic_v<T>
+Tensor tensor(T value, const TensorOptions& options = {}) {
+  const T one[1] = {value};
+  return detail::tensor_of<T>(one, one + 1, {}, options);
+}
 // A 0-d tensor holding `value` on `device`, marked as a wrapped number so it
 // takes part in type promotion like a Python number.
 Tensor scalar_tensor(Scalar value, Device device);

@@ -30,6 +30,12 @@ using Half = plugin::Half;
 using BFloat16 = plugin::BFloat16;
 
 class Tensor;
+class TensorOptions;
+template <class T, size_t N>
+class TensorAccessor;
+namespace indexing {
+class TensorIndex;
+}  // namespace indexing
 namespace autograd {
 class Node;
 struct AutogradMeta;  // core/src/autograd/meta.h
@@ -283,6 +289,51 @@ class Tensor {
 
   // Like PyTorch's repr: tensor([[1., 2.], [3., 4.]], device='sim:0').
   std::string str() const;
+  // As libtorch prints it (what operator<< writes): the values, then
+  // "[ CPUFloatType{2,3} ]".
+  std::string toString() const;
+
+  // --- libtorch's spellings (tensor_compat.cpp) -------------------------------
+  Tensor operator[](int64_t index) const;        // select(0, index)
+  Tensor operator[](const Tensor& index) const;  // index({index})
+  // t.index({Slice(), 0}) and t.index_put_({...}, value): loom/indexing.h.
+  Tensor index(const std::vector<indexing::TensorIndex>& indices) const;
+  Tensor& index_put_(const std::vector<indexing::TensorIndex>& indices, const Tensor& value);
+  Tensor& index_put_(const std::vector<indexing::TensorIndex>& indices, Scalar value);
+  Tensor mm(const Tensor& other) const;
+  // p = 2 by default; over `dim` when given.
+  Tensor norm(std::optional<Scalar> p = std::nullopt) const;
+  Tensor norm(std::optional<Scalar> p, IntArrayRef dim, bool keepdim = false) const;
+  Tensor all() const;
+  Tensor all(int64_t dim, bool keepdim = false) const;
+  Tensor any() const;
+  Tensor any(int64_t dim, bool keepdim = false) const;
+  Tensor max() const;  // of every element (max(dim) gives values and indices)
+  Tensor min() const;
+  Tensor squeeze() const;  // every size-1 dim
+  Tensor std() const;
+  Tensor var() const;
+  Tensor expand_as(const Tensor& other) const;
+  Tensor view_as(const Tensor& other) const;
+  Tensor reshape_as(const Tensor& other) const;
+  Tensor type_as(const Tensor& other) const;  // to other's dtype
+  Tensor toType(DType dtype) const { return to(dtype); }
+  Tensor clamp_min(Scalar min) const;
+  Tensor clamp_max(Scalar max) const;
+  Tensor& clamp_min_(Scalar min);
+  Tensor& clamp_max_(Scalar max);
+  DType scalar_type() const { return dtype(); }
+  bool is_cuda() const;
+  Tensor& set_requires_grad(bool requires_grad) { return requires_grad_(requires_grad); }
+  // This tensor's dtype and device (requires_grad unset), for factories.
+  TensorOptions options() const;
+  // Elements of a CPU tensor by index, t.accessor<float, 2>()[i][j]; T must
+  // be the dtype's C++ type. Not for temporaries (the tensor must outlive
+  // the accessor).
+  template <class T, size_t N>
+  TensorAccessor<T, N> accessor() const&;
+  template <class T, size_t N>
+  TensorAccessor<T, N> accessor() && = delete;
 
  private:
   TensorImpl* checked() const {

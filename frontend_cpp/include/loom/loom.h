@@ -9,6 +9,7 @@
 // plugin that provides it (see `loom-info`).
 #pragma once
 
+#include <loom/accessor.h>
 #include <loom/autocast.h>
 #include <loom/autograd.h>
 #include <loom/device.h>
@@ -16,12 +17,14 @@
 #include <loom/dispatcher.h>
 #include <loom/dtype.h>
 #include <loom/error.h>
+#include <loom/indexing.h>
 #include <loom/ops.h>
 #include <loom/registry.h>
 #include <loom/scalar.h>
 #include <loom/state_dict.h>
 #include <loom/stream.h>
 #include <loom/tensor.h>
+#include <loom/tensor_options.h>
 
 // The libtorch-like frontend: modules, optimizers, safetensors, data loading,
 // and torch::cuda's names (loom/cuda.h).

@@ -178,6 +178,18 @@ class IntArrayRef {
   IntArrayRef(const detail::SmallVector<int64_t, N>& v) : data_(v.data()), size_(v.size()) {}  // NOLINT
   template <class Alloc>
   IntArrayRef(const std::vector<int64_t, Alloc>& v) : data_(v.data()), size_(v.size()) {}  // NOLINT
+  // One value: randn(3), sum(0), max_pool2d(x, 2), as libtorch reads a bare
+  // integer. The value is held inside (copies re-point to their own), so it
+  // stays valid wherever the IntArrayRef goes, an optional included.
+  constexpr IntArrayRef(int64_t single) : single_(single), data_(&single_), size_(1) {}  // NOLINT
+  constexpr IntArrayRef(const IntArrayRef& o)
+      : single_(o.single_), data_(o.data_ == &o.single_ ? &single_ : o.data_), size_(o.size_) {}
+  constexpr IntArrayRef& operator=(const IntArrayRef& o) {
+    single_ = o.single_;
+    data_ = o.data_ == &o.single_ ? &single_ : o.data_;
+    size_ = o.size_;
+    return *this;
+  }
 
   constexpr const int64_t* data() const { return data_; }
   constexpr size_t size() const { return size_; }
@@ -186,6 +198,7 @@ class IntArrayRef {
   constexpr const int64_t* end() const { return data_ + size_; }
   constexpr int64_t operator[](size_t i) const { return data_[i]; }
   constexpr int64_t back() const { return data_[size_ - 1]; }
+  std::vector<int64_t> vec() const { return std::vector<int64_t>(begin(), end()); }
   bool operator==(IntArrayRef o) const {  // a plain loop: shapes are short, memcmp's call is not
     if (size_ != o.size_) return false;
     for (size_t i = 0; i < size_; ++i)
@@ -194,6 +207,7 @@ class IntArrayRef {
   }
 
  private:
+  int64_t single_ = 0;  // the value of a one-value IntArrayRef
   const int64_t* data_ = nullptr;
   size_t size_ = 0;
 };
