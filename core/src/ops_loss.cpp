@@ -316,6 +316,15 @@ LOOM_DERIVATIVE_IN_FLOAT(binary_cross_entropy_with_logits_op, "BinaryCrossEntrop
 
 }  // namespace
 
+std::string reduction_name(int64_t reduction) {
+  switch (reduction) {
+    case Reduction::None: return "none";
+    case Reduction::Mean: return "mean";
+    case Reduction::Sum: return "sum";
+  }
+  throw Error(loom::detail::cat("reduction code ", reduction, " is not one of Reduction::None (0), Mean (1), Sum (2)"));
+}
+
 Tensor mse_loss(const Tensor& input, const Tensor& target, const std::string& reduction) {
   return detail::run_op(mse_loss_op(), {&input, &target}, {detail::loss::string_value(reduction)});
 }

@@ -232,6 +232,11 @@ DimVector loss_shape(const Tensor& input, std::string_view reduction) {
 
 }  // namespace detail::loss
 
+Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight, int64_t reduction,
+                int64_t ignore_index) {
+  return nll_loss(input, target, weight, reduction_name(reduction), ignore_index);
+}
+
 Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight, const std::string& reduction,
                 int64_t ignore_index) {
   return detail::run_op(nll_loss_op(), {&input, &target, &weight},

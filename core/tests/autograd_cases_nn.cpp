@@ -111,6 +111,20 @@ LOOM_GRAD_CASES("adaptive_avg_pool2d", [] {
        [](const Args& x) { return out(loom::adaptive_avg_pool2d(x[0], {1})); }}};
 })
 
+LOOM_GRAD_CASES("upsample", [] {
+  return std::vector<GradCase>{
+      {"nearest up and down", {arg({2, 2, 3, 5})}, [](const Args& x) { return out(loom::upsample(x[0], {7, 2})); }},
+      {"bilinear, strided", {strided_arg({1, 2, 4, 3})},
+       [](const Args& x) { return out(loom::upsample(x[0], {6, 5}, "bilinear")); }},
+      {"bilinear align_corners, down", {arg({1, 2, 5, 6})},
+       [](const Args& x) { return out(loom::upsample(x[0], {3, 4}, "bilinear", true)); }},
+      {"linear with scales", {arg({2, 2, 4})},
+       [](const Args& x) { return out(loom::upsample(x[0], {7}, "linear", false, std::vector<double>{1.9})); }},
+      {"trilinear", {arg({1, 1, 2, 3, 2})},
+       [](const Args& x) { return out(loom::upsample(x[0], {3, 4, 3}, "trilinear")); }},
+      {"area", {arg({1, 2, 6, 5})}, [](const Args& x) { return out(loom::upsample(x[0], {3, 2}, "area")); }}};
+})
+
 // ---- softmax and attention -----------------------------------------------------------------
 
 LOOM_GRAD_CASES("softmax", [] {

@@ -3,4 +3,5 @@ target_sources(loom_frontend_tests PRIVATE
   nn_init_test.cpp
   nn_layers_test.cpp
   nn_module_test.cpp
-  nn_transformer_test.cpp)
+  nn_transformer_test.cpp
+  libtorch_compat_test.cpp)

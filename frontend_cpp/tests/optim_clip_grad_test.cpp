@@ -54,7 +54,7 @@ TEST_CASE("clip_grad_norm_ leaves small gradients alone and skips missing ones")
   params.push_back(loom::zeros({2}).requires_grad_());  // no grad
   CHECK(loom::optim::clip_grad_norm_(params, 100.0) == Approx(std::sqrt(26.0 + 6.5)));
   check_close(params[0].grad().to_vector<float>(), {3.0f, -4.0f, 1.0f});
-  CHECK(loom::optim::clip_grad_norm_({}, 1.0) == 0.0);
+  CHECK(loom::optim::clip_grad_norm_(std::vector<Tensor>{}, 1.0) == 0.0);
 }
 
 TEST_CASE("clip_grad_norm_ reports a non-finite norm when asked") {

@@ -37,4 +37,5 @@ PYBIND11_MODULE(_C, m) {
   bind_interop(m);
   bind_plugins(m);
   bind_device_runtime(m);
+  bind_nn(m);
 }

@@ -22,4 +22,5 @@ void bind_plugins(py::module_& m);   // plugins(), load_plugin, fallback_stats, 
 void bind_autocast(py::module_& m);  // the autocast state (loom.amp)
 void bind_random(py::module_& m);  // Generator, manual_seed, seed, initial_seed
 void bind_device_runtime(py::module_& m);  // streams, events, device properties, memory stats
+void bind_nn(py::module_& m);              // _interpolate
 }  // namespace loom::python

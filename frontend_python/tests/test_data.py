@@ -138,6 +138,19 @@ def test_samplers():
     assert sorted(r) == list(range(6))
     assert len(list(RandomSampler(range(6), replacement=True, num_samples=20, generator=1))) == 20
     assert len(list(RandomSampler(range(3), num_samples=7, generator=1))) == 7
+    assert sorted(list(RandomSampler(range(3), num_samples=7, generator=1))[:6]) == [0, 0, 1, 1, 2, 2]
+
+
+def test_random_sampler_draws_lazily():
+    # minGPT's trainer: an "endless" sampler with replacement, of which it takes a few batches.
+    ds = TensorDataset(loom.arange(10))
+    sampler = RandomSampler(ds, replacement=True, num_samples=int(1e10), generator=3)
+    assert len(sampler) == int(1e10)
+    it = iter(DataLoader(ds, sampler=sampler, batch_size=4))
+    batches = [next(it)[0].tolist() for _ in range(3)]
+    assert all(len(b) == 4 and all(0 <= v < 10 for v in b) for b in batches)
+    without = iter(RandomSampler(range(5), num_samples=int(1e10), generator=3))
+    assert sorted(next(without) for _ in range(5)) == [0, 1, 2, 3, 4]
     assert sorted(SubsetRandomSampler([5, 7, 9], generator=2)) == [5, 7, 9]
     bs = BatchSampler(SequentialSampler(range(7)), 3, drop_last=False)
     assert list(bs) == [[0, 1, 2], [3, 4, 5], [6]] and len(bs) == 3

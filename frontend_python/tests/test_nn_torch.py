@@ -499,3 +499,55 @@ def test_small_cnn_training_step_matches_torch():
                 p.sub_(p.grad * 0.1)
     for (k, a), b in zip(lm.state_dict().items(), tm.state_dict().values()):
         close(a, b, rtol=1e-3, atol=1e-4)
+
+
+# ---------------------------------------------------------------- interpolate
+
+@pytest.mark.parametrize("shape, kwargs", [
+    ((2, 3, 4, 5), dict(scale_factor=2)),
+    ((1, 2, 7, 9), dict(size=(3, 4))),
+    ((1, 2, 5, 5), dict(scale_factor=(1.7, 0.6))),
+    ((1, 2, 5, 5), dict(scale_factor=(1.7, 0.6), recompute_scale_factor=True)),
+    ((2, 3, 6), dict(size=11)),
+    ((1, 2, 3, 4, 2), dict(size=(5, 4, 3))),
+    ((1, 2, 5, 7), dict(size=(8, 3), mode="nearest-exact")),
+    ((2, 3, 4, 5), dict(size=(7, 9), mode="bilinear")),
+    ((1, 2, 9, 8), dict(scale_factor=0.45, mode="bilinear")),
+    ((1, 2, 4, 5), dict(size=(7, 9), mode="bilinear", align_corners=True)),
+    ((1, 2, 5, 5), dict(scale_factor=(1.7, 0.6), mode="bilinear")),
+    ((2, 3, 6), dict(scale_factor=2.2, mode="linear")),
+    ((1, 2, 3, 4, 2), dict(size=(5, 4, 3), mode="trilinear", align_corners=True)),
+    ((1, 2, 8, 6), dict(size=(3, 4), mode="area")),
+])
+def test_interpolate_matches_torch(shape, kwargs):
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    ref_in = torch.tensor(x, requires_grad=True)
+    ref = torch.nn.functional.interpolate(ref_in, **kwargs)
+    ours_in = loom.tensor(x, requires_grad=True)
+    ours = loom.nn.functional.interpolate(ours_in, **kwargs)
+    np.testing.assert_allclose(ours.detach().numpy(), ref.detach().numpy(), rtol=1e-5, atol=1e-6)
+    g = np.random.default_rng(1).standard_normal(ref.shape).astype(np.float32)
+    ref.backward(torch.tensor(g))
+    ours.backward(loom.tensor(g))
+    np.testing.assert_allclose(ours_in.grad.numpy(), ref_in.grad.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_upsample_modules_and_interpolate_errors():
+    x = np.arange(2 * 3 * 3, dtype=np.float32).reshape(1, 2, 3, 3)
+    for ours, ref in [(loom.nn.Upsample(scale_factor=2, mode="bilinear"), torch.nn.Upsample(scale_factor=2, mode="bilinear")),
+                      (loom.nn.UpsamplingNearest2d(size=5), torch.nn.UpsamplingNearest2d(size=5)),
+                      (loom.nn.UpsamplingBilinear2d(scale_factor=2), torch.nn.UpsamplingBilinear2d(scale_factor=2))]:
+        np.testing.assert_allclose(ours(loom.tensor(x)).numpy(), ref(torch.tensor(x)).numpy(), rtol=1e-6)
+        assert repr(ours) == repr(ref)
+    F = loom.nn.functional
+    t = loom.tensor(x)
+    with pytest.raises(RuntimeError, match="only one of size or scale_factor"):
+        F.interpolate(t, size=4, scale_factor=2)
+    with pytest.raises(RuntimeError, match="either size or scale_factor"):
+        F.interpolate(t)
+    with pytest.raises(RuntimeError, match="align_corners option can only be set"):
+        F.interpolate(t, size=4, align_corners=True)
+    with pytest.raises(RuntimeError, match="bilinear mode needs 4D input"):
+        F.interpolate(loom.zeros(1, 2, 3), size=4, mode="bilinear")
+    with pytest.raises(RuntimeError, match="bicubic"):
+        F.interpolate(t, size=4, mode="bicubic")

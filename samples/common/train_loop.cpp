@@ -137,9 +137,8 @@ int train_save_reload(const Recipe& recipe, const Flags& flags) {
   model->to(device);
   auto optimizer = recipe.make_optimizer(model->parameters());
   nn::CrossEntropyLoss loss_fn;
-  loom::data::DataLoader loader(
-      loom::data::TensorDataset(x_train, y_train),
-      loom::data::DataLoaderOptions().batch_size(32).shuffle(true).seed(flags.seed));
+  auto loader = loom::data::make_data_loader(loom::data::TensorDataset(x_train, y_train),
+                                             loom::data::samplers::SeededRandomSampler(static_cast<size_t>(n_train), flags.seed), 32);
 
   auto run_start = Clock::now();
   double train_seconds = 0;
@@ -147,7 +146,7 @@ int train_save_reload(const Recipe& recipe, const Flags& flags) {
     model->train();
     auto start = Clock::now();
     loom::Tensor loss_sum = loom::zeros({}, loom::DType::Float32).to(device);  // no sync per batch
-    for (const auto& batch : loader) {
+    for (const auto& batch : *loader) {
       optimizer->zero_grad();
       auto loss = loss_fn(model(batch.data), batch.target);
       loss.backward();

@@ -100,8 +100,8 @@ int main(int argc, char** argv) try {
   model->to(device);
   optim::Adam optimizer(model->parameters(), optim::AdamOptions(1e-3));
   nn::CrossEntropyLoss loss_fn;
-  loom::data::DataLoader loader(loom::data::TensorDataset(x_train, y_train),
-                                loom::data::DataLoaderOptions().batch_size(32).shuffle(true).seed(0));
+  auto loader = loom::data::make_data_loader(loom::data::TensorDataset(x_train, y_train),
+                                             loom::data::samplers::SeededRandomSampler(static_cast<size_t>(x_train.size(0)), 0), 32);
 
   std::vector<loom::Tensor> leaked;  // only with --leak-per-step
   // Readings at the end of the warm-up and at each third of the measured
@@ -113,7 +113,7 @@ int main(int argc, char** argv) try {
   float last_loss = 0;
   while (step < steps) {
     model->train();
-    for (const auto& batch : loader) {
+    for (const auto& batch : *loader) {
       optimizer.zero_grad();
       auto loss = loss_fn(model(batch.data), batch.target);
       loss.backward();

@@ -129,5 +129,29 @@ LOOM_OP_SAMPLES("adaptive_avg_pool2d", {
                      c.call("large", {c.tensor({4, 8, 34, 34})}, {L({7, 7})})};
     }})
 
+// upsample (interpolate): each mode, output sizes up and down, the user's
+// scales (which move the sampled pixels), align_corners, every rank.
+LOOM_OP_SAMPLES("upsample", {
+    .make = [](const SampleContext& c) {
+      const Value scales = Value(std::vector<double>{1.7, 0.6});
+      Samples s{c.call("nearest x2", {c.tensor({2, 3, 4, 5})}, {L({8, 10})}),
+                c.call("nearest down, uneven", {c.tensor({1, 2, 7, 9})}, {L({3, 4})}),
+                c.call("nearest with scales", {c.tensor({1, 2, 5, 5})}, {L({8, 3}), S("nearest"), B(false), scales}),
+                c.call("nearest 1-d", {c.tensor({2, 3, 6})}, {L({11})}),
+                c.call("nearest 3-d", {c.tensor({1, 2, 3, 4, 2})}, {L({5, 4, 3})}),
+                c.call("nearest-exact", {c.tensor({1, 2, 5, 7})}, {L({8, 3}), S("nearest-exact")})};
+      if (is_float(c)) {
+        s.push_back(c.call("bilinear up", {c.tensor({2, 3, 4, 5})}, {L({7, 9}), S("bilinear")}));
+        s.push_back(c.call("bilinear down", {c.tensor({1, 2, 9, 8})}, {L({4, 3}), S("bilinear")}));
+        s.push_back(c.call("bilinear align_corners", {c.tensor({1, 2, 4, 5})}, {L({7, 9}), S("bilinear"), B(true)}));
+        s.push_back(c.call("bilinear with scales", {c.tensor({1, 2, 5, 5})}, {L({8, 3}), S("bilinear"), B(false), scales}));
+        s.push_back(c.call("linear", {c.tensor({2, 3, 6})}, {L({13}), S("linear")}));
+        s.push_back(c.call("trilinear", {c.tensor({1, 2, 3, 4, 2})}, {L({5, 4, 3}), S("trilinear")}));
+        s.push_back(c.call("area", {c.tensor({1, 2, 8, 6})}, {L({3, 4}), S("area")}));
+        s.push_back(c.call("large bilinear", {c.tensor({4, 8, 34, 34})}, {L({68, 68}), S("bilinear")}));
+      }
+      return s;
+    }})
+
 }  // namespace
 }  // namespace loom::samples

@@ -126,4 +126,29 @@ Header parse_safetensors(const uint8_t* data, size_t size, std::string_view sour
 std::string_view safetensors_dtype_name(DType dtype);
 std::optional<DType> dtype_from_safetensors_name(std::string_view name);
 
+// ---- PyTorch's checkpoint format ----------------------------------------------------------
+// The zip archive torch.save writes (torch_checkpoint.cpp): <name>/data.pkl
+// (the pickled object) and one <name>/data/<key> record per storage.
+// Python's torch.load and loom.load read what these write, and these read
+// what torch.save writes (state dicts, optimizer states, tensors, lists)
+// without PyTorch.
+
+// What the file's object is: an OrderedDict of name -> tensor, one tensor
+// (the StateDict's single entry), or a list (the entries in order).
+enum class TorchTopLevel { Dict, Tensor, List };
+void save_torch(const std::string& path, const StateDict& tensors, TorchTopLevel top = TorchTopLevel::Dict);
+std::vector<uint8_t> serialize_torch(const StateDict& tensors, TorchTopLevel top = TorchTopLevel::Dict,
+                                     std::string_view archive_name = "archive");
+// The archive's record prefix torch.save uses for `path` (its file stem).
+std::string torch_archive_name(const std::string& path);
+
+// Every tensor of a torch.save file, flattened: dict keys and list indices
+// joined with "." (a file of one tensor gives the key ""), Python ints,
+// floats and bools as 0-d int64 / float64 / bool tensors; strings and None
+// are skipped. Reading runs no code: any global other than the tensor
+// rebuilders, OrderedDict, torch.Size, torch.device and the storage types
+// is refused, naming it. On the CPU unless `device` is given.
+StateDict load_torch(const std::string& path, std::optional<Device> device = std::nullopt);
+StateDict load_torch_buffer(const uint8_t* data, size_t size, std::string_view source = "<buffer>");
+
 }  // namespace loom::io

@@ -33,6 +33,9 @@
 #include <loom/io.h>
 #include <loom/nn.h>
 #include <loom/optim.h>
+#include <loom/libtorch_names.h>
+#include <loom/custom_function.h>
+#include <loom/serialize.h>
 
 namespace loom {
 // Makes sure the plugin registry is the core's device-type resolver.

@@ -14,7 +14,9 @@
 #include <loom/tensor.h>
 
 #include <loom/nn/activation.h>
+#include <loom/nn/any.h>
 #include <loom/nn/attention.h>
+#include <loom/nn/cloneable.h>
 #include <loom/nn/container.h>
 #include <loom/nn/conv.h>
 #include <loom/nn/dropout.h>
@@ -26,4 +28,6 @@
 #include <loom/nn/module.h>
 #include <loom/nn/normalization.h>
 #include <loom/nn/pooling.h>
+#include <loom/nn/rnn.h>
 #include <loom/nn/transformer.h>
+#include <loom/nn/upsampling.h>

@@ -15,4 +15,5 @@
 #include <loom/optim/rmsprop.h>
 #include <loom/optim/sgd.h>
 #include <loom/optim/clip_grad.h>
+#include <loom/optim/lbfgs.h>
 #include <loom/optim/lr_scheduler.h>

@@ -8,4 +8,16 @@ GELUImpl::GELUImpl(const GELUOptions& options_) : Module("GELU"), options(option
              "GELU: approximate must be 'none' or 'tanh', got '", options.approximate(), "'");
 }
 
+std::string LeakyReLUImpl::extra_repr() const {
+  return loom::detail::cat("negative_slope=", options.negative_slope(), options.inplace() ? ", inplace=True" : "");
+}
+
+std::string ELUImpl::extra_repr() const {
+  return loom::detail::cat("alpha=", options.alpha(), options.inplace() ? ", inplace=True" : "");
+}
+
+std::string SoftplusImpl::extra_repr() const {
+  return loom::detail::cat("beta=", options.beta(), ", threshold=", options.threshold());
+}
+
 }  // namespace loom::nn

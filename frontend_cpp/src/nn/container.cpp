@@ -13,10 +13,31 @@ size_t checked_index(const char* what, int64_t index, size_t size) {
 }
 }  // namespace
 
-void SequentialImpl::append(std::shared_ptr<Module> module,
-                            std::function<Tensor(const Tensor&)> forward) {
-  register_module(std::to_string(forwards_.size()), std::move(module));
-  forwards_.push_back(std::move(forward));
+void SequentialImpl::append(std::shared_ptr<Module> module, BindForward bind) {
+  forwards_.push_back(bind(module));
+  binders_.push_back(bind);
+  register_module(std::to_string(forwards_.size() - 1), std::move(module));
+}
+
+std::shared_ptr<Module> SequentialImpl::clone(const std::optional<Device>& device) const {
+  auto copy = std::make_shared<SequentialImpl>();
+  for (size_t i = 0; i < forwards_.size(); ++i) copy->append(named_children()[i].second->clone(device), binders_[i]);
+  copy->training_ = training_;
+  return copy;
+}
+
+std::shared_ptr<Module> ModuleListImpl::clone(const std::optional<Device>& device) const {
+  auto copy = std::make_shared<ModuleListImpl>();
+  for (const auto& m : list_) copy->append(m->clone(device));
+  copy->training_ = training_;
+  return copy;
+}
+
+std::shared_ptr<Module> ModuleDictImpl::clone(const std::optional<Device>& device) const {
+  auto copy = std::make_shared<ModuleDictImpl>();
+  for (const auto& [key, m] : named_children()) copy->add(key, m->clone(device));
+  copy->training_ = training_;
+  return copy;
 }
 
 Tensor SequentialImpl::forward(const Tensor& input) {
@@ -44,11 +65,7 @@ void ModuleDictImpl::add(const std::string& key, std::shared_ptr<Module> module)
   register_module(key, std::move(module));
 }
 
-bool ModuleDictImpl::contains(const std::string& key) const {
-  for (const auto& [name, m] : named_children())
-    if (name == key) return true;
-  return false;
-}
+bool ModuleDictImpl::contains(const std::string& key) const { return named_children().contains(key); }
 
 std::vector<std::string> ModuleDictImpl::keys() const {
   std::vector<std::string> out;

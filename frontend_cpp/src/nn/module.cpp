@@ -43,26 +43,26 @@ void Module::add_child(std::string name, std::shared_ptr<Module> module) {
   check_new_name(name, "submodule");
   LOOM_CHECK(module, type_name_, ": submodule '", name, "' is empty (a holder made with nullptr)");
   LOOM_CHECK(module.get() != this, type_name_, ": a module can't be its own submodule");
-  children_.emplace_back(std::move(name), std::move(module));
+  children_.insert(std::move(name), std::move(module));
 }
 
 void Module::collect(const std::string& prefix, bool recurse, bool want_buffers,
                      bool persistent_only, NamedTensors& out) const {
   for (const auto& e : want_buffers ? buffers_ : parameters_)
-    if (!persistent_only || e.persistent) out.emplace_back(prefix + e.name, e.tensor);
+    if (!persistent_only || e.persistent) out.insert(prefix + e.name, e.tensor);
   if (!recurse) return;
   for (const auto& [name, child] : children_)
     child->collect(prefix + name + ".", true, want_buffers, persistent_only, out);
 }
 
 NamedTensors Module::named_parameters(bool recurse) const {
-  NamedTensors out;
+  NamedTensors out("Parameter");
   collect("", recurse, false, false, out);
   return out;
 }
 
 NamedTensors Module::named_buffers(bool recurse) const {
-  NamedTensors out;
+  NamedTensors out("Buffer");
   collect("", recurse, true, false, out);
   return out;
 }
@@ -85,22 +85,21 @@ std::vector<std::shared_ptr<Module>> Module::children() const {
   return out;
 }
 
-void Module::collect_modules(const std::string& prefix,
-                             std::vector<std::pair<std::string, std::shared_ptr<Module>>>& out) {
+void Module::collect_modules(const std::string& prefix, NamedModules& out) {
   for (const auto& [name, child] : children_) {
     const std::string path = prefix.empty() ? name : prefix + "." + name;
-    out.emplace_back(path, child);
+    out.insert(path, child);
     child->collect_modules(path, out);
   }
 }
 
-std::vector<std::pair<std::string, std::shared_ptr<Module>>> Module::named_modules() {
-  std::vector<std::pair<std::string, std::shared_ptr<Module>>> out;
+NamedModules Module::named_modules() {
+  NamedModules out("Module");
   // A module made on the stack has no shared_ptr owner: list it without one
   // (an aliasing pointer that owns nothing).
   std::shared_ptr<Module> self = weak_from_this().lock();
   if (!self) self = std::shared_ptr<Module>(std::shared_ptr<Module>(), this);
-  out.emplace_back("", std::move(self));
+  out.insert("", std::move(self));
   collect_modules("", out);
   return out;
 }

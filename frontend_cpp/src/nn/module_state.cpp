@@ -107,3 +107,42 @@ Module& Module::to(Device device, DType dtype) {
 }
 
 }  // namespace loom::nn
+
+namespace loom::nn {
+
+std::shared_ptr<Module> Module::clone(const std::optional<Device>&) const {
+  throw Error("clone() is not implemented for " + name() + ": derive it from loom::nn::Cloneable<" + name() +
+              "Impl> (and register its parameters and submodules in reset()) to make it cloneable");
+}
+
+void Module::clear_registrations() {
+  parameters_.clear();
+  buffers_.clear();
+  children_.clear();
+}
+
+void Module::copy_state_from(const Module& source, const std::optional<Device>& device) {
+  autograd::NoGradGuard no_grad;
+  auto copy_entries = [&](std::vector<Entry>& into, const std::vector<Entry>& from, const char* what) {
+    LOOM_CHECK(into.size() == from.size(), "clone: ", name(), " has ", into.size(), " ", what, "s after reset(), the original ",
+               from.size(), " (reset() must build the same structure)");
+    for (size_t i = 0; i < into.size(); ++i) {
+      LOOM_CHECK(into[i].name == from[i].name && into[i].tensor.sizes() == from[i].tensor.sizes(), "clone: ", name(),
+                 "'s ", what, " '", from[i].name, "' is rebuilt as '", into[i].name, "' of shape ",
+                 shape_str(into[i].tensor.sizes()), " (the original's is ", shape_str(from[i].tensor.sizes()), ")");
+      // A fresh tensor with the original's dtype and values (the new module's
+      // own tensor object keeps its identity for its members).
+      into[i].tensor.set_data(from[i].tensor.detach().clone());
+      into[i].tensor.requires_grad_(from[i].tensor.requires_grad());
+    }
+  };
+  copy_entries(parameters_, source.parameters_, "parameter");
+  copy_entries(buffers_, source.buffers_, "buffer");
+  LOOM_CHECK(children_.size() == source.children_.size(), "clone: ", name(), " has ", children_.size(),
+             " submodules after reset(), the original ", source.children_.size());
+  for (size_t i = 0; i < children_.size(); ++i) children_[i].second->copy_state_from(*source.children_[i].second, std::nullopt);
+  training_ = source.training_;
+  if (device) to(*device);
+}
+
+}  // namespace loom::nn

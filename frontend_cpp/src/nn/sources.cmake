@@ -12,4 +12,6 @@ target_sources(loom PRIVATE
   src/nn/module_state.cpp
   src/nn/normalization.cpp
   src/nn/pooling.cpp
-  src/nn/transformer.cpp)
+  src/nn/rnn.cpp
+  src/nn/transformer.cpp
+  src/nn/upsampling.cpp)

@@ -17,8 +17,8 @@ namespace loom::optim {
 
 void AdamOptions::visit(const OptionVisitor& f) {
   f("lr", lr_);
-  f("beta1", betas_.first);
-  f("beta2", betas_.second);
+  f("beta1", std::get<0>(betas_));
+  f("beta2", std::get<1>(betas_));
   f("eps", eps_);
   f("weight_decay", weight_decay_);
   detail::visit_flag(f, "amsgrad", amsgrad_);
@@ -34,8 +34,8 @@ Adam::Adam(std::vector<ParamGroup> groups, const AdamOptions& defaults, bool dec
     const auto& o = static_cast<const AdamOptions&>(group.options());
     detail::check_option(o.lr() >= 0, name, "lr", o.lr());
     detail::check_option(o.eps() >= 0, name, "eps", o.eps());
-    detail::check_option(o.betas().first >= 0 && o.betas().first < 1, name, "beta1", o.betas().first);
-    detail::check_option(o.betas().second >= 0 && o.betas().second < 1, name, "beta2", o.betas().second);
+    detail::check_option(std::get<0>(o.betas()) >= 0 && std::get<0>(o.betas()) < 1, name, "beta1", std::get<0>(o.betas()));
+    detail::check_option(std::get<1>(o.betas()) >= 0 && std::get<1>(o.betas()) < 1, name, "beta2", std::get<1>(o.betas()));
     detail::check_option(o.weight_decay() >= 0, name, "weight_decay", o.weight_decay());
   }
 }
@@ -46,7 +46,7 @@ void Adam::step() {
   for (size_t g = 0; g < param_groups().size(); ++g) {
     const ParamGroup& group = param_groups()[g];
     const auto& o = static_cast<const AdamOptions&>(group.options());
-    const double lr = o.lr(), beta1 = o.betas().first, beta2 = o.betas().second;
+    const double lr = o.lr(), beta1 = std::get<0>(o.betas()), beta2 = std::get<1>(o.betas());
     const double wd = o.weight_decay();
     for (size_t i = 0; i < group.params().size(); ++i) {
       Tensor p = group.params()[i];

@@ -74,6 +74,17 @@ ParamState& Optimizer::state(size_t group, size_t index) {
   return states[index];
 }
 
+Tensor Optimizer::step(const LossClosure& closure) {
+  LOOM_CHECK(static_cast<bool>(closure), "optim: step(closure) needs a closure");
+  Tensor loss;
+  {
+    autograd::EnableGradGuard grad;
+    loss = closure();
+  }
+  step();
+  return loss;
+}
+
 void Optimizer::zero_grad(bool set_to_none) {
   autograd::NoGradGuard no_grad;
   for (auto& group : groups_) {

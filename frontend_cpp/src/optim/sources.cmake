@@ -8,4 +8,5 @@ target_sources(loom PRIVATE
   src/optim/adagrad.cpp
   src/optim/lr_scheduler.cpp
   src/optim/one_cycle_lr.cpp
-  src/optim/clip_grad.cpp)
+  src/optim/clip_grad.cpp
+  src/optim/lbfgs.cpp)

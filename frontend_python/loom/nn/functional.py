@@ -130,8 +130,14 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     """input / max(||input||_p along dim, eps)."""
-    denom = _loom.norm(input, p, [dim], True).clamp(min=eps)
-    return input / denom
+    if out is not None:
+        raise NotImplementedError("normalize: out= is not supported")
+    return _C._normalize(input, float(p), int(dim), float(eps))
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """sum(x1 * x2) / max(||x1|| ||x2||, eps) along dim; x1 and x2 broadcast."""
+    return _C._cosine_similarity(x1, x2, int(dim), float(eps))
 
 
 # ---------------------------------------------------------------- linear, conv
@@ -248,22 +254,10 @@ def dropout(input, p=0.5, training=True, inplace=False):
 
 
 def _feature_dropout(input, p, training, inplace, batched_dim, fn):
-    """Zeroes whole channels (dim 1 of a batched input, dim 0 of an unbatched one) with probability p,
-    scaling the kept ones by 1/(1-p): one draw per (sample, channel), broadcast over the rest."""
+    """Zeroes whole channels with probability p (C++ loom::nn::functional::feature_dropout)."""
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-    if input.dim() not in (batched_dim - 1, batched_dim):
-        raise RuntimeError(f"{fn}: Expected {batched_dim - 1}D or {batched_dim}D input, but received a "
-                           f"{input.dim()}D input")
-    if not training or p == 0 or input.numel() == 0:
-        return input
-    lead = 2 if input.dim() == batched_dim else 1
-    mask_shape = tuple(input.shape[:lead]) + (1,) * (input.dim() - lead)
-    if p == 1:
-        return input * 0.0
-    keep = _loom.rand(mask_shape, device=input.device) < (1.0 - p)
-    mask = keep.to(input.dtype) * (1.0 / (1.0 - p))
-    return input.mul_(mask) if inplace else input * mask
+    return _C._feature_dropout(input, float(p), bool(training), bool(inplace), batched_dim, fn)
 
 
 def dropout1d(input, p=0.5, training=True, inplace=False):
@@ -295,6 +289,33 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     return _loom.embedding(weight, input, padding_idx)
 
 
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                recompute_scale_factor=None, antialias=False):
+    """Resizes the spatial dims of an (N, C, ...) input (the rules live in C++ loom::interpolate)."""
+    _check_tensor(input, "interpolate")
+    if antialias:
+        raise NotImplementedError("interpolate: antialias=True is not supported")
+    if size is not None:
+        size = [int(size)] if isinstance(size, numbers.Integral) else [int(s) for s in size]
+    if scale_factor is not None:
+        scale_factor = ([float(scale_factor)] if isinstance(scale_factor, numbers.Real)
+                        else [float(s) for s in scale_factor])
+    return _C._interpolate(input, size, scale_factor, mode, align_corners, recompute_scale_factor)
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    """Deprecated alias of interpolate, as PyTorch's."""
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
 def pad(input, pad, mode="constant", value=None):
     """Pads the last len(pad)//2 dims: pad = (left_last, right_last, left_prev, right_prev, ...)."""
     if len(pad) % 2 != 0:
@@ -311,20 +332,7 @@ def pad(input, pad, mode="constant", value=None):
 def one_hot(tensor, num_classes=-1):
     """int64 one-hot encoding with a trailing dim of size num_classes (max+1 when -1)."""
     _check_tensor(tensor, "one_hot", "tensor")
-    if tensor.dtype != _C.int64:
-        raise RuntimeError("one_hot is only applicable to index tensor of type int64")
-    if tensor.numel() > 0:
-        if int(_loom.amin(tensor, list(range(tensor.dim())))) < 0:
-            raise RuntimeError("Class values must be non-negative.")
-        top = int(_loom.amax(tensor, list(range(tensor.dim()))))
-        if num_classes == -1:
-            num_classes = top + 1
-        elif top >= num_classes:
-            raise RuntimeError("Class values must be smaller than num_classes.")
-    elif num_classes == -1:
-        raise RuntimeError("Can not infer total number of classes from empty tensor.")
-    classes = _C.arange(num_classes, device=tensor.device)
-    return (tensor.unsqueeze(-1) == classes).long()
+    return _C._one_hot(tensor, int(num_classes))
 
 
 # ---------------------------------------------------------------- normalisation

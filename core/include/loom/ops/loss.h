@@ -43,4 +43,36 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
                                         const Tensor& pos_weight = Tensor(),
                                         const std::string& reduction = "mean");
 
+// ---- libtorch's reduction codes ------------------------------------------------------
+// torch::nll_loss(out, target, {}, Reduction::Sum) and the other ATen-style
+// calls pass the reduction as at::Reduction's code; these overloads take it.
+namespace Reduction {
+enum Reduction : int64_t { None = 0, Mean = 1, Sum = 2 };
+}  // namespace Reduction
+// "none", "mean" or "sum"; loom::Error for another code.
+std::string reduction_name(int64_t reduction);
+
+inline Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction::Reduction reduction) {
+  return mse_loss(input, target, reduction_name(reduction));
+}
+inline Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction::Reduction reduction) {
+  return l1_loss(input, target, reduction_name(reduction));
+}
+inline Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction::Reduction reduction,
+                             double beta = 1.0) {
+  return smooth_l1_loss(input, target, reduction_name(reduction), beta);
+}
+inline Tensor huber_loss(const Tensor& input, const Tensor& target, Reduction::Reduction reduction,
+                         double delta = 1.0) {
+  return huber_loss(input, target, reduction_name(reduction), delta);
+}
+inline Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight,
+                                   Reduction::Reduction reduction) {
+  return binary_cross_entropy(input, target, weight, reduction_name(reduction));
+}
+inline Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, const Tensor& weight,
+                                               const Tensor& pos_weight, Reduction::Reduction reduction) {
+  return binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction_name(reduction));
+}
+
 }  // namespace loom

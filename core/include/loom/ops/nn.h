@@ -107,11 +107,30 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_backward(const Tensor& grad_output
                                                        const Tensor& running_var, bool training,
                                                        double eps = 1e-5);
 
+// ---- resizing ---------------------------------------------------------------------------
+// torch.nn.functional.interpolate for (N, C, d1[, d2[, d3]]) inputs: `size`
+// (one value, or one per spatial dim) or `scale_factor` (likewise; output
+// size floor(in * scale)), mode "nearest", "nearest-exact", "linear" (3-D),
+// "bilinear" (4-D), "trilinear" (5-D) or "area"; align_corners only for the
+// linear modes. recompute_scale_factor places pixels by in / out instead of
+// the given scale. (ops_upsample.cpp)
+Tensor interpolate(const Tensor& input, std::optional<std::vector<int64_t>> size,
+                   std::optional<std::vector<double>> scale_factor = std::nullopt, const std::string& mode = "nearest",
+                   std::optional<bool> align_corners = std::nullopt,
+                   std::optional<bool> recompute_scale_factor = std::nullopt);
+// The op under interpolate: the output spatial size, and the scales that
+// place the output pixels (in / out when absent).
+Tensor upsample(const Tensor& input, IntArrayRef output_size, const std::string& mode = "nearest",
+                bool align_corners = false, const std::optional<std::vector<double>>& scales = std::nullopt);
+
 // input (N, C) or (N, C, d1, ...) or (C) of log-probabilities, target int64
 // class indices (N) / (N, d1, ...) / (). reduction "none", "mean" (divided
 // by the summed weights of the counted targets) or "sum".
 Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight = {},
                 const std::string& reduction = "mean", int64_t ignore_index = -100);
+// The same with libtorch's reduction code (Reduction::Sum, loom/ops/loss.h).
+Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight, int64_t reduction,
+                int64_t ignore_index = -100);
 // log_softmax over the class dim, then nll_loss for class-index targets;
 // a floating target of the input's shape holds class probabilities.
 Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight = {},

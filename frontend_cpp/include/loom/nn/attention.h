@@ -9,6 +9,7 @@
 #include <loom/nn/linear.h>
 #include <loom/nn/module.h>
 
+#include <any>
 #include <tuple>
 
 namespace loom::nn {
@@ -30,6 +31,7 @@ class MultiheadAttentionImpl : public Module {
   MultiheadAttentionImpl(int64_t embed_dim, int64_t num_heads)
       : MultiheadAttentionImpl(MultiheadAttentionOptions(embed_dim, num_heads)) {}
   explicit MultiheadAttentionImpl(const MultiheadAttentionOptions& options);
+  LOOM_CLONE_FROM_OPTIONS(MultiheadAttentionImpl)
   void reset_parameters();
 
   // query (L, N, E), key and value (S, N, E) — (N, L, E) with batch_first,
@@ -43,6 +45,9 @@ class MultiheadAttentionImpl : public Module {
                                      const Tensor& key_padding_mask = {}, bool need_weights = true,
                                      const Tensor& attn_mask = {}, bool average_attn_weights = true,
                                      bool is_causal = false);
+  static std::vector<std::any> forward_default_args() {
+    return {std::any(Tensor()), std::any(true), std::any(Tensor()), std::any(true), std::any(false)};
+  }
 
   MultiheadAttentionOptions options;
   Tensor in_proj_weight;

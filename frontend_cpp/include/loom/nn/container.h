@@ -9,38 +9,39 @@
 // are PyTorch's ("0.weight").
 #pragma once
 
+#include <loom/nn/any.h>
 #include <loom/nn/module.h>
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace loom::nn {
 
-// A module made from a function (a lambda in a Sequential).
+// A module made from a function (a lambda in a Sequential), optionally
+// with arguments bound after the input, as libtorch's:
+//   Functional(loom::relu);  Functional(loom::leaky_relu, 0.2);
+//   Functional([](const Tensor& x) { return x * 2; });
 class FunctionalImpl : public Module {
  public:
   using Function = std::function<Tensor(const Tensor&)>;
   explicit FunctionalImpl(Function fn) : Module("Functional"), fn_(std::move(fn)) {}
+  template <class Fn, class... Bound>
+    requires(sizeof...(Bound) > 0 && std::is_invocable_v<Fn, const Tensor&, Bound...>)
+  FunctionalImpl(Fn fn, Bound... bound)
+      : Module("Functional"), fn_([fn, bound...](const Tensor& input) -> Tensor { return fn(input, bound...); }) {}
   Tensor forward(const Tensor& input) { return fn_(input); }
+  std::shared_ptr<Module> clone(const std::optional<Device>& = std::nullopt) const override {
+    return std::make_shared<FunctionalImpl>(fn_);
+  }
 
  private:
   Function fn_;
 };
 LOOM_MODULE(Functional);
-
-namespace detail {
-// The module inside a holder or shared_ptr, and its forward as a unary
-// function (for Sequential). `M` is a holder or a shared_ptr of a module.
-template <class M>
-std::shared_ptr<Module> module_ptr(const M& m) {
-  if constexpr (requires { m.ptr(); })
-    return m.ptr();
-  else
-    return m;
-}
-}  // namespace detail
 
 // Applies its modules in order; each must have forward(const Tensor&).
 class SequentialImpl : public Module {
@@ -54,16 +55,30 @@ class SequentialImpl : public Module {
 
   // Appends a module (holder or shared_ptr) with a unary Tensor forward.
   template <class M>
+    requires(!std::is_same_v<std::remove_cvref_t<M>, AnyModule>)
   void push_back(M&& module) {
     auto ptr = detail::module_ptr(module);
     auto impl = std::static_pointer_cast<typename std::remove_cvref_t<decltype(*module)>>(ptr);
     static_assert(requires { impl->forward(std::declval<Tensor>()); },
                   "Sequential: the module needs forward(const Tensor&) returning a Tensor");
-    append(std::move(ptr), [impl](const Tensor& x) -> Tensor { return impl->forward(x); });
+    using Impl = typename std::remove_cvref_t<decltype(*module)>;
+    append(std::move(ptr), [](const std::shared_ptr<Module>& m) -> Forward {
+      auto typed = std::static_pointer_cast<Impl>(m);
+      return [typed](const Tensor& x) -> Tensor { return typed->forward(x); };
+    });
   }
   void push_back(FunctionalImpl::Function fn) { push_back(Functional(std::move(fn))); }
+  // A module behind an AnyModule (its forward must take and return one Tensor).
+  void push_back(const AnyModule& any) {
+    append(any.ptr(), [any](const std::shared_ptr<Module>& m) -> Forward {
+      AnyModule bound = any.with_module(m);
+      return [bound](const Tensor& x) mutable -> Tensor { return bound.forward(x); };
+    });
+  }
 
   Tensor forward(const Tensor& input);
+  // Clones every module in turn.
+  std::shared_ptr<Module> clone(const std::optional<Device>& device = std::nullopt) const override;
   size_t size() const { return forwards_.size(); }
   bool empty() const { return forwards_.empty(); }
   // The i-th module, untyped; negative counts from the end.
@@ -79,8 +94,12 @@ class SequentialImpl : public Module {
   }
 
  private:
-  void append(std::shared_ptr<Module> module, std::function<Tensor(const Tensor&)> forward);
-  std::vector<std::function<Tensor(const Tensor&)>> forwards_;
+  using Forward = std::function<Tensor(const Tensor&)>;
+  // Makes the forward of a module of the pushed type (this one's or a clone's).
+  using BindForward = std::function<Forward(const std::shared_ptr<Module>&)>;
+  void append(std::shared_ptr<Module> module, BindForward bind);
+  std::vector<Forward> forwards_;
+  std::vector<BindForward> binders_;
 };
 LOOM_MODULE(Sequential);
 
@@ -107,6 +126,7 @@ class ModuleListImpl : public Module {
                ", not the type asked for");
     return m;
   }
+  std::shared_ptr<Module> clone(const std::optional<Device>& device = std::nullopt) const override;
   std::vector<std::shared_ptr<Module>>::const_iterator begin() const { return list_.begin(); }
   std::vector<std::shared_ptr<Module>>::const_iterator end() const { return list_.end(); }
 
@@ -136,6 +156,7 @@ class ModuleDictImpl : public Module {
   }
   std::vector<std::string> keys() const;
   size_t size() const { return named_children().size(); }
+  std::shared_ptr<Module> clone(const std::optional<Device>& device = std::nullopt) const override;
 
  private:
   void add(const std::string& key, std::shared_ptr<Module> module);

@@ -55,6 +55,7 @@ class Conv1dImpl : public detail::ConvBase<1> {
   Conv1dImpl(int64_t in_channels, int64_t out_channels, ExpandingArray<1> kernel_size)
       : Conv1dImpl(Conv1dOptions(in_channels, out_channels, kernel_size)) {}
   explicit Conv1dImpl(const Conv1dOptions& options) : ConvBase("Conv1d", options, false) {}
+  LOOM_CLONE_FROM_OPTIONS(Conv1dImpl)
   Tensor forward(const Tensor& input);
 };
 LOOM_MODULE(Conv1d);
@@ -65,6 +66,7 @@ class Conv2dImpl : public detail::ConvBase<2> {
   Conv2dImpl(int64_t in_channels, int64_t out_channels, ExpandingArray<2> kernel_size)
       : Conv2dImpl(Conv2dOptions(in_channels, out_channels, kernel_size)) {}
   explicit Conv2dImpl(const Conv2dOptions& options) : ConvBase("Conv2d", options, false) {}
+  LOOM_CLONE_FROM_OPTIONS(Conv2dImpl)
   Tensor forward(const Tensor& input);
 };
 LOOM_MODULE(Conv2d);
@@ -76,6 +78,7 @@ class ConvTranspose2dImpl : public detail::ConvBase<2> {
       : ConvTranspose2dImpl(ConvTranspose2dOptions(in_channels, out_channels, kernel_size)) {}
   explicit ConvTranspose2dImpl(const ConvTranspose2dOptions& options)
       : ConvBase("ConvTranspose2d", options, true) {}
+  LOOM_CLONE_FROM_OPTIONS(ConvTranspose2dImpl)
   Tensor forward(const Tensor& input);
 };
 LOOM_MODULE(ConvTranspose2d);

@@ -57,6 +57,11 @@ class ModuleHolder {
   decltype(auto) operator()(Args&&... args) const {
     return checked()->forward(std::forward<Args>(args)...);
   }
+  // The module's operator[] (seq[0], list[i], dict["key"]).
+  template <class Arg>
+  decltype(auto) operator[](Arg&& arg) const {
+    return (*checked())[std::forward<Arg>(arg)];
+  }
 
  private:
   Impl* checked() const {

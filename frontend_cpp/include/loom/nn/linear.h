@@ -23,6 +23,7 @@ class LinearImpl : public Module {
   LinearImpl(int64_t in_features, int64_t out_features)
       : LinearImpl(LinearOptions(in_features, out_features)) {}
   explicit LinearImpl(const LinearOptions& options);
+  LOOM_CLONE_FROM_OPTIONS(LinearImpl)
   void reset_parameters();
   Tensor forward(const Tensor& input);
   std::string extra_repr() const override;
@@ -48,6 +49,7 @@ class BilinearImpl : public Module {
   BilinearImpl(int64_t in1_features, int64_t in2_features, int64_t out_features)
       : BilinearImpl(BilinearOptions(in1_features, in2_features, out_features)) {}
   explicit BilinearImpl(const BilinearOptions& options);
+  LOOM_CLONE_FROM_OPTIONS(BilinearImpl)
   void reset_parameters();
   // input1 [*, in1], input2 [*, in2] -> [*, out].
   Tensor forward(const Tensor& input1, const Tensor& input2);
@@ -64,6 +66,7 @@ LOOM_MODULE(Bilinear);
 class IdentityImpl : public Module {
  public:
   IdentityImpl() : Module("Identity") {}
+  LOOM_CLONE_STATELESS(IdentityImpl)
   Tensor forward(const Tensor& input) { return input; }
 };
 LOOM_MODULE(Identity);
@@ -77,6 +80,7 @@ struct FlattenOptions {
 class FlattenImpl : public Module {
  public:
   explicit FlattenImpl(const FlattenOptions& options = {}) : Module("Flatten"), options(options) {}
+  LOOM_CLONE_FROM_OPTIONS(FlattenImpl)
   Tensor forward(const Tensor& input) { return input.flatten(options.start_dim(), options.end_dim()); }
   std::string extra_repr() const override;
 

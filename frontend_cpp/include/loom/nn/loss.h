@@ -34,6 +34,7 @@ class LossBase : public Module {
   class Name##Impl : public detail::LossBase<OptionsType, &functional::fn> {                 \
    public:                                                                                   \
     explicit Name##Impl(OptionsType options = {}) : LossBase(#Name, std::move(options)) {}   \
+    LOOM_CLONE_FROM_OPTIONS(Name##Impl)                                                      \
   };                                                                                         \
   LOOM_MODULE(Name)
 

@@ -20,27 +20,57 @@
 #include <loom/device.h>
 #include <loom/dtype.h>
 #include <loom/nn/holder.h>
+#include <loom/ordered_dict.h>
 #include <loom/state_dict.h>
 #include <loom/tensor.h>
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <utility>
 #include <vector>
 
+namespace loom::serialize {
+class OutputArchive;
+class InputArchive;
+}  // namespace loom::serialize
+
 namespace loom::nn {
 
-// (name, tensor) pairs in registration order; names are dotted paths.
-using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
+class Module;
+
+// (name, tensor) items in registration order; names are dotted paths.
+using NamedTensors = OrderedDict<std::string, Tensor>;
+using NamedModules = OrderedDict<std::string, std::shared_ptr<Module>>;
+
+namespace detail {
+// The module type behind T: T::ContainedType for a holder, else T.
+template <class T>
+struct ContainedModule {
+  using type = T;
+};
+template <class T>
+  requires requires { typename T::ContainedType; }
+struct ContainedModule<T> {
+  using type = typename T::ContainedType;
+};
+// The module inside a holder or a shared_ptr.
+template <class M>
+std::shared_ptr<Module> module_ptr(const M& m) {
+  if constexpr (requires { m.ptr(); })
+    return m.ptr();
+  else
+    return m;
+}
+}  // namespace detail
 
 class Module : public std::enable_shared_from_this<Module> {
  public:
   // `type_name` is what printing shows ("Linear"); default "Module".
   explicit Module(std::string type_name = "Module");
   virtual ~Module() = default;
-  Module(const Module&) = delete;
   Module& operator=(const Module&) = delete;
 
   const std::string& name() const { return type_name_; }
@@ -73,12 +103,10 @@ class Module : public std::enable_shared_from_this<Module> {
   std::vector<Tensor> buffers(bool recurse = true) const;
   NamedTensors named_buffers(bool recurse = true) const;
   std::vector<std::shared_ptr<Module>> children() const;
-  const std::vector<std::pair<std::string, std::shared_ptr<Module>>>& named_children() const {
-    return children_;
-  }
+  const NamedModules& named_children() const { return children_; }
   // This module (first, named "") and every descendant, depth first.
   std::vector<std::shared_ptr<Module>> modules();
-  std::vector<std::pair<std::string, std::shared_ptr<Module>>> named_modules();
+  NamedModules named_modules();
   // Calls fn on every submodule (children first) and then on this one.
   Module& apply(const std::function<void(Module&)>& fn);
 
@@ -109,6 +137,32 @@ class Module : public std::enable_shared_from_this<Module> {
   // requires the same key set. Every problem is listed in one loom::Error.
   void load_state_dict(const StateDict& state, bool strict = true);
 
+  // ---- archives (loom/serialize.h) ----------------------------------------------------------
+  // Writes every parameter and persistent buffer under its state_dict key.
+  virtual void save(serialize::OutputArchive& archive) const;
+  // Reads every parameter and persistent buffer from its state_dict key
+  // into the module's tensor (in place, under no-grad, converted to its
+  // dtype and device); a missing key or another shape is an error naming
+  // it. Entries the module does not have are ignored, as libtorch does.
+  virtual void load(serialize::InputArchive& archive);
+
+  // ---- copies and types -----------------------------------------------------------------
+  // A deep copy: new parameters and buffers holding this module's values
+  // (on `device` when given), new submodules, the same training mode.
+  // Built-in modules have it; a module of one's own gets it by deriving
+  // Cloneable<Self> (loom/nn/cloneable.h); others throw.
+  virtual std::shared_ptr<Module> clone(const std::optional<Device>& device = std::nullopt) const;
+  // This module as M (an Impl type or its holder: as<Linear>() gives a
+  // LinearImpl*), nullptr when it is not one.
+  template <class M>
+  typename detail::ContainedModule<M>::type* as() noexcept {
+    return dynamic_cast<typename detail::ContainedModule<M>::type*>(this);
+  }
+  template <class M>
+  const typename detail::ContainedModule<M>::type* as() const noexcept {
+    return dynamic_cast<const typename detail::ContainedModule<M>::type*>(this);
+  }
+
   // ---- printing -------------------------------------------------------------------------
   // What goes between the parentheses of this module's line
   // ("in_features=4, out_features=2, bias=true"); empty by default.
@@ -117,6 +171,15 @@ class Module : public std::enable_shared_from_this<Module> {
   void pretty_print(std::ostream& os, int indent = 0) const;
 
  protected:
+  // For clone(): copies the registrations too (Cloneable drops and rebuilds them).
+  Module(const Module&) = default;
+  // Copies the value of every parameter and buffer of `source`, a module of
+  // the same structure, into this one, and each submodule's training mode;
+  // then moves this module to `device` when given.
+  void copy_state_from(const Module& source, const std::optional<Device>& device);
+  // Forgets every parameter, buffer and submodule (before Cloneable's reset()).
+  void clear_registrations();
+
   bool training_ = true;
 
  private:
@@ -129,16 +192,32 @@ class Module : public std::enable_shared_from_this<Module> {
   void check_new_name(const std::string& name, const char* what) const;
   void collect(const std::string& prefix, bool recurse, bool want_buffers, bool persistent_only,
                NamedTensors& out) const;
-  void collect_modules(const std::string& prefix,
-                       std::vector<std::pair<std::string, std::shared_ptr<Module>>>& out);
+  void collect_modules(const std::string& prefix, NamedModules& out);
   // Applies fn to every parameter/buffer tensor, replacing its data in place.
   void convert(const std::function<Tensor(const Tensor&)>& fn);
 
   std::string type_name_;
   std::vector<Entry> parameters_;
   std::vector<Entry> buffers_;
-  std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
+  NamedModules children_{"Submodule"};
 };
+
+// clone() for a built-in module whose options say everything about its
+// structure: a new one from the options, then the values copied over.
+#define LOOM_CLONE_FROM_OPTIONS(Impl)                                                                   \
+  std::shared_ptr<::loom::nn::Module> clone(const std::optional<::loom::Device>& device = std::nullopt) \
+      const override {                                                                                  \
+    auto copy = std::make_shared<Impl>(this->options);                                                  \
+    copy->copy_state_from(*this, device);                                                               \
+    return copy;                                                                                        \
+  }
+// clone() for a built-in module with no options and no state (ReLU).
+#define LOOM_CLONE_STATELESS(Impl)                                                                      \
+  std::shared_ptr<::loom::nn::Module> clone(const std::optional<::loom::Device>& = std::nullopt) const override { \
+    auto copy = std::make_shared<Impl>();                                                               \
+    copy->train(this->is_training());                                                                   \
+    return copy;                                                                                        \
+  }
 
 std::ostream& operator<<(std::ostream& os, const Module& module);
 template <class Impl>

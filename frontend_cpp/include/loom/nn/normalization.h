@@ -48,6 +48,7 @@ class BatchNorm1dImpl : public detail::BatchNormBase {
  public:
   explicit BatchNorm1dImpl(const BatchNormOptions& options)
       : BatchNormBase("BatchNorm1d", options, 2, 3) {}
+  LOOM_CLONE_FROM_OPTIONS(BatchNorm1dImpl)
 };
 LOOM_MODULE(BatchNorm1d);
 
@@ -56,6 +57,7 @@ class BatchNorm2dImpl : public detail::BatchNormBase {
  public:
   explicit BatchNorm2dImpl(const BatchNormOptions& options)
       : BatchNormBase("BatchNorm2d", options, 4, 4) {}
+  LOOM_CLONE_FROM_OPTIONS(BatchNorm2dImpl)
 };
 LOOM_MODULE(BatchNorm2d);
 
@@ -71,6 +73,7 @@ struct LayerNormOptions {
 class LayerNormImpl : public Module {
  public:
   explicit LayerNormImpl(const LayerNormOptions& options);
+  LOOM_CLONE_FROM_OPTIONS(LayerNormImpl)
   Tensor forward(const Tensor& input);
   void reset_parameters();
   std::string extra_repr() const override;
@@ -95,6 +98,7 @@ class GroupNormImpl : public Module {
   GroupNormImpl(int64_t num_groups, int64_t num_channels)
       : GroupNormImpl(GroupNormOptions(num_groups, num_channels)) {}
   explicit GroupNormImpl(const GroupNormOptions& options);
+  LOOM_CLONE_FROM_OPTIONS(GroupNormImpl)
   Tensor forward(const Tensor& input);
   void reset_parameters();
   std::string extra_repr() const override;

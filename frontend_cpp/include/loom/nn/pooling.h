@@ -22,6 +22,7 @@ class MaxPool2dImpl : public Module {
  public:
   explicit MaxPool2dImpl(ExpandingArray<2> kernel_size) : MaxPool2dImpl(MaxPool2dOptions(kernel_size)) {}
   explicit MaxPool2dImpl(const MaxPool2dOptions& options) : Module("MaxPool2d"), options(options) {}
+  LOOM_CLONE_FROM_OPTIONS(MaxPool2dImpl)
   Tensor forward(const Tensor& input);
   std::string extra_repr() const override;
 
@@ -43,6 +44,7 @@ class AvgPool2dImpl : public Module {
  public:
   explicit AvgPool2dImpl(ExpandingArray<2> kernel_size) : AvgPool2dImpl(AvgPool2dOptions(kernel_size)) {}
   explicit AvgPool2dImpl(const AvgPool2dOptions& options) : Module("AvgPool2d"), options(options) {}
+  LOOM_CLONE_FROM_OPTIONS(AvgPool2dImpl)
   Tensor forward(const Tensor& input);
   std::string extra_repr() const override;
 
@@ -60,6 +62,7 @@ class AdaptiveAvgPool2dImpl : public Module {
   explicit AdaptiveAvgPool2dImpl(ExpandingArray<2> output_size) : AdaptiveAvgPool2dImpl(AdaptiveAvgPool2dOptions(output_size)) {}
   explicit AdaptiveAvgPool2dImpl(const AdaptiveAvgPool2dOptions& options)
       : Module("AdaptiveAvgPool2d"), options(options) {}
+  LOOM_CLONE_FROM_OPTIONS(AdaptiveAvgPool2dImpl)
   Tensor forward(const Tensor& input) { return adaptive_avg_pool2d(input, options.output_size()); }
   std::string extra_repr() const override;
 

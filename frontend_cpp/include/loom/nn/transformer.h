@@ -8,6 +8,8 @@
 #include <loom/nn/linear.h>
 #include <loom/nn/normalization.h>
 
+#include <any>
+
 namespace loom::nn {
 
 struct TransformerEncoderLayerOptions {
@@ -28,10 +30,12 @@ class TransformerEncoderLayerImpl : public Module {
   TransformerEncoderLayerImpl(int64_t d_model, int64_t nhead)
       : TransformerEncoderLayerImpl(TransformerEncoderLayerOptions(d_model, nhead)) {}
   explicit TransformerEncoderLayerImpl(const TransformerEncoderLayerOptions& options);
+  LOOM_CLONE_FROM_OPTIONS(TransformerEncoderLayerImpl)
   // src (S, N, E), or (N, S, E) with batch_first, or unbatched (S, E);
   // masks as MultiheadAttention's.
   Tensor forward(const Tensor& src, const Tensor& src_mask = {},
                  const Tensor& src_key_padding_mask = {}, bool is_causal = false);
+  static std::vector<std::any> forward_default_args() { return {std::any(Tensor()), std::any(Tensor()), std::any(false)}; }
 
   TransformerEncoderLayerOptions options;
   MultiheadAttention self_attn{nullptr};

@@ -10,7 +10,7 @@ namespace loom::optim {
 
 class AdagradOptions : public OptimizerOptions {
  public:
-  explicit AdagradOptions(double lr = 1e-2) : OptimizerOptions(lr) {}
+  AdagradOptions(double lr = 1e-2) : OptimizerOptions(lr) {}
   void visit(const OptionVisitor& f) override;
   LOOM_OPTIM_OPTIONS_COMMON(AdagradOptions)
   LOOM_ARG(double, lr_decay) = 0;
@@ -26,6 +26,7 @@ class Adagrad : public Optimizer {
   Adagrad(std::vector<Tensor> params, const AdagradOptions& defaults = AdagradOptions())
       : Adagrad(std::vector<ParamGroup>{ParamGroup(std::move(params))}, defaults) {}
   void step() override;
+  using Optimizer::step;  // step(closure)
 
  protected:
   std::vector<std::string> state_names() const override { return {"sum"}; }

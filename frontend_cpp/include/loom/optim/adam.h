@@ -8,18 +8,19 @@
 
 #include <loom/optim/optimizer.h>
 
+#include <tuple>
 #include <utility>
 
 namespace loom::optim {
 
 class AdamOptions : public OptimizerOptions {
  public:
-  explicit AdamOptions(double lr = 1e-3) : OptimizerOptions(lr) {}
+  AdamOptions(double lr = 1e-3) : OptimizerOptions(lr) {}  // NOLINT: implicit, as libtorch
   void visit(const OptionVisitor& f) override;
-  std::optional<double> cycled_momentum() const override { return betas_.first; }
-  void set_cycled_momentum(double m) override { betas_.first = m; }
+  std::optional<double> cycled_momentum() const override { return std::get<0>(betas_); }
+  void set_cycled_momentum(double m) override { std::get<0>(betas_) = m; }
   LOOM_OPTIM_OPTIONS_COMMON(AdamOptions)
-  using Betas = std::pair<double, double>;
+  using Betas = std::tuple<double, double>;  // libtorch's type: .betas(std::make_tuple(0.5, 0.999)) or .betas({0.5, 0.999})
   LOOM_ARG(Betas, betas) = {0.9, 0.999};
   LOOM_ARG(double, eps) = 1e-8;
   LOOM_ARG(double, weight_decay) = 0;
@@ -30,7 +31,7 @@ class AdamOptions : public OptimizerOptions {
 // AdamW's options: Adam's, with weight_decay defaulting to 1e-2.
 class AdamWOptions : public AdamOptions {
  public:
-  explicit AdamWOptions(double lr = 1e-3) : AdamOptions(lr) { AdamOptions::weight_decay(1e-2); }
+  AdamWOptions(double lr = 1e-3) : AdamOptions(lr) { AdamOptions::weight_decay(1e-2); }
   std::unique_ptr<OptimizerOptions> clone() const override { return std::make_unique<AdamWOptions>(*this); }
 };
 
@@ -40,6 +41,7 @@ class Adam : public Optimizer {
   Adam(std::vector<Tensor> params, const AdamOptions& defaults = AdamOptions())
       : Adam(std::vector<ParamGroup>{ParamGroup(std::move(params))}, defaults) {}
   void step() override;
+  using Optimizer::step;  // step(closure)
 
  protected:
   // AdamW: weight decay shrinks the parameters instead of joining the gradient.

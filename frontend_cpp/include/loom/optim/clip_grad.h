@@ -1,7 +1,8 @@
-// loom/optim/clip_grad.h — gradient clipping (torch.nn.utils.clip_grad_*).
+// loom/optim/clip_grad.h — gradient clipping (torch.nn.utils.clip_grad_*),
+// also under libtorch's loom::nn::utils:
 //
 //   loss.backward();
-//   double norm = loom::optim::clip_grad_norm_(model->parameters(), 1.0);
+//   double norm = loom::nn::utils::clip_grad_norm_(model->parameters(), 1.0);
 //   opt.step();
 #pragma once
 
@@ -24,4 +25,18 @@ void clip_grad_value_(const std::vector<Tensor>& params, double clip_value);
 
 inline constexpr double kInfNorm = std::numeric_limits<double>::infinity();
 
+// One tensor's gradient, as libtorch's overloads.
+inline double clip_grad_norm_(const Tensor& param, double max_norm, double norm_type = 2.0,
+                              bool error_if_nonfinite = false) {
+  return clip_grad_norm_(std::vector<Tensor>{param}, max_norm, norm_type, error_if_nonfinite);
+}
+inline void clip_grad_value_(const Tensor& param, double clip_value) {
+  clip_grad_value_(std::vector<Tensor>{param}, clip_value);
+}
+
 }  // namespace loom::optim
+
+namespace loom::nn::utils {
+using optim::clip_grad_norm_;
+using optim::clip_grad_value_;
+}  // namespace loom::nn::utils

@@ -34,6 +34,10 @@
 
 namespace loom::optim {
 
+// Re-evaluates the model and returns the loss (its gradients computed):
+// what step(closure) calls, as libtorch's LossClosure.
+using LossClosure = std::function<Tensor()>;
+
 // Calls f(name, value) for each numeric hyper-parameter (state_dict's view).
 using OptionVisitor = std::function<void(std::string_view name, double& value)>;
 
@@ -119,6 +123,9 @@ class Optimizer {
   // One update of every parameter that has a gradient (under no-grad,
   // in place). Parameters without a gradient are left alone.
   virtual void step() = 0;
+  // Calls `closure` (with grad mode on), then steps; returns its loss.
+  // LBFGS, which evaluates the model several times per step, needs this form.
+  virtual Tensor step(const LossClosure& closure);
   // Clears each parameter's gradient: undefined (the default) or zeros.
   void zero_grad(bool set_to_none = true);
 
@@ -132,10 +139,10 @@ class Optimizer {
   ParamState& state(size_t group, size_t index);
 
   // See the layout at the top of this file. The tensors are copies.
-  StateDict state_dict() const;
+  virtual StateDict state_dict() const;
   // Restores what state_dict() returned; checks the group count, each
   // group's size, the names and the buffer shapes, and names what differs.
-  void load_state_dict(const StateDict& state);
+  virtual void load_state_dict(const StateDict& state);
 
  protected:
   Optimizer(std::vector<ParamGroup> groups, std::unique_ptr<OptimizerOptions> defaults);

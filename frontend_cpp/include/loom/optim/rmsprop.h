@@ -11,7 +11,7 @@ namespace loom::optim {
 
 class RMSpropOptions : public OptimizerOptions {
  public:
-  explicit RMSpropOptions(double lr = 1e-2) : OptimizerOptions(lr) {}
+  RMSpropOptions(double lr = 1e-2) : OptimizerOptions(lr) {}
   void visit(const OptionVisitor& f) override;
   std::optional<double> cycled_momentum() const override { return momentum_; }
   void set_cycled_momentum(double m) override { momentum_ = m; }
@@ -30,6 +30,7 @@ class RMSprop : public Optimizer {
   RMSprop(std::vector<Tensor> params, const RMSpropOptions& defaults = RMSpropOptions())
       : RMSprop(std::vector<ParamGroup>{ParamGroup(std::move(params))}, defaults) {}
   void step() override;
+  using Optimizer::step;  // step(closure)
 
  protected:
   std::vector<std::string> state_names() const override {

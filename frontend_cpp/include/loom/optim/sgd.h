@@ -11,7 +11,7 @@ namespace loom::optim {
 
 class SGDOptions : public OptimizerOptions {
  public:
-  explicit SGDOptions(double lr) : OptimizerOptions(lr) {}
+  SGDOptions(double lr) : OptimizerOptions(lr) {}  // NOLINT: implicit, SGD(params, 0.01) as libtorch
   void visit(const OptionVisitor& f) override;
   std::optional<double> cycled_momentum() const override { return momentum_; }
   void set_cycled_momentum(double m) override { momentum_ = m; }
@@ -29,6 +29,7 @@ class SGD : public Optimizer {
   SGD(std::vector<Tensor> params, const SGDOptions& defaults)
       : SGD(std::vector<ParamGroup>{ParamGroup(std::move(params))}, defaults) {}
   void step() override;
+  using Optimizer::step;  // step(closure)
 
  protected:
   std::vector<std::string> state_names() const override { return {"momentum_buffer"}; }

@@ -6,6 +6,7 @@ from .container import ModuleDict, ModuleList, Sequential  # noqa: F401
 from .conv import Conv1d, Conv2d, ConvTranspose2d  # noqa: F401
 from .dropout import Dropout, Dropout1d, Dropout2d, Dropout3d  # noqa: F401
 from .flatten import Flatten, Unflatten  # noqa: F401
+from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: F401
 from .linear import Bilinear, Identity, Linear  # noqa: F401
 from .loss import (  # noqa: F401
     BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, L1Loss, MSELoss, NLLLoss, SmoothL1Loss)

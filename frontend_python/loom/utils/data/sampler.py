@@ -49,16 +49,18 @@ class RandomSampler(Sampler):
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self):
+        # Lazy, as PyTorch's generator: minGPT's trainer asks for num_samples=int(1e10) draws with
+        # replacement and takes only the batches it trains on, so nothing is drawn before it is asked for.
         n = len(self.data_source)
         rng = _random.rng_or_fresh(self._rng)
         if self.replacement:
-            return iter([rng.randrange(n) for _ in range(self.num_samples)])
-        order = []
-        while len(order) < self.num_samples:
+            for _ in range(self.num_samples):
+                yield rng.randrange(n)
+            return
+        for cycle in range(-(-self.num_samples // n)):  # whole permutations, the last one cut short
             perm = list(range(n))
             rng.shuffle(perm)
-            order.extend(perm)
-        return iter(order[:self.num_samples])
+            yield from perm[:self.num_samples - cycle * n]
 
     def __len__(self):
         return self.num_samples

@@ -1,0 +1,36 @@
+"""Upsample, UpsamplingNearest2d, UpsamplingBilinear2d: interpolate as a module."""
+from .. import functional as F
+from ..module import Module
+
+
+class Upsample(Module):
+    def __init__(self, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                 recompute_scale_factor=None):
+        super().__init__()
+        self.name = type(self).__name__
+        self.size = size
+        self.scale_factor = float(scale_factor) if isinstance(scale_factor, (int, float)) else (
+            tuple(float(s) for s in scale_factor) if scale_factor is not None else None)
+        self.mode, self.align_corners = mode, align_corners
+        self.recompute_scale_factor = recompute_scale_factor
+
+    def forward(self, input):
+        return F.interpolate(input, self.size, self.scale_factor, self.mode, self.align_corners,
+                             recompute_scale_factor=self.recompute_scale_factor)
+
+    def extra_repr(self):
+        if self.scale_factor is not None:
+            info = f"scale_factor={self.scale_factor!r}"
+        else:
+            info = f"size={self.size!r}"
+        return info + f", mode={self.mode}"
+
+
+class UpsamplingNearest2d(Upsample):
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__(size, scale_factor, mode="nearest")
+
+
+class UpsamplingBilinear2d(Upsample):
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
