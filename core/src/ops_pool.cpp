@@ -249,8 +249,12 @@ std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& input, IntArray
                                                    IntArrayRef dilation, bool ceil_mode) {
   OpCall call(max_pool2d_with_indices_op());
   call.args.push_back(&input);
-  for (IntArrayRef l : {kernel_size, stride, padding, dilation})
-    call.values.push_back(detail::int_list_value(l));
+  // Each value borrows its argument's ints (a one-value IntArrayRef holds
+  // its int inside), so they are the parameters themselves, not copies.
+  call.values.push_back(detail::int_list_value(kernel_size));
+  call.values.push_back(detail::int_list_value(stride));
+  call.values.push_back(detail::int_list_value(padding));
+  call.values.push_back(detail::int_list_value(dilation));
   call.values.push_back(detail::bool_value(ceil_mode));
   dispatch(call);
   return {std::move(call.outputs[0].result), std::move(call.outputs[1].result)};

@@ -59,6 +59,35 @@ Tensor Tensor::clamp_max(Scalar max) const { return clamp(std::nullopt, max); }
 Tensor& Tensor::clamp_min_(Scalar min) { return clamp_(min, std::nullopt); }
 Tensor& Tensor::clamp_max_(Scalar max) { return clamp_(std::nullopt, max); }
 bool Tensor::is_cuda() const { return device().type_name() == "cuda"; }
+Tensor Tensor::add(Scalar other, Scalar alpha) const { return loom::add(*this, scalar_tensor(other, device()), alpha); }
+Tensor Tensor::sub(Scalar other, Scalar alpha) const { return loom::sub(*this, scalar_tensor(other, device()), alpha); }
+Tensor Tensor::mul(Scalar other) const { return *this * other; }
+Tensor Tensor::div(Scalar other) const { return *this / other; }
+Tensor& Tensor::add_(Scalar other, Scalar alpha) { return add_(scalar_tensor(other, device()), alpha); }
+Tensor& Tensor::sub_(Scalar other, Scalar alpha) { return sub_(scalar_tensor(other, device()), alpha); }
+Tensor& Tensor::mul_(Scalar other) { return mul_(scalar_tensor(other, device())); }
+Tensor& Tensor::div_(Scalar other) { return div_(scalar_tensor(other, device())); }
+bool Tensor::allclose(const Tensor& other, double rtol, double atol, bool equal_nan) const {
+  return loom::allclose(*this, other, rtol, atol, equal_nan);
+}
+
+Tensor reshape(const Tensor& self, IntArrayRef shape) { return self.reshape(shape); }
+
+// In float64, so integer and low-precision inputs compare exactly; equal
+// values (infinities included) are always close.
+bool allclose(const Tensor& self, const Tensor& other, double rtol, double atol, bool equal_nan) {
+  const Tensor a = self.to(kDouble), b = other.to(kDouble);
+  Tensor close = ((a - b).abs() <= b.abs() * rtol + atol) | (a == b);
+  if (equal_nan) close = close | (a.isnan() & b.isnan());
+  return close.all().item<bool>();
+}
+
+std::ostream& operator<<(std::ostream& os, IntArrayRef sizes) {
+  os << "[";
+  for (size_t i = 0; i < sizes.size(); ++i) os << (i ? ", " : "") << sizes[i];
+  return os << "]";
+}
+
 TensorOptions Tensor::options() const { return TensorOptions(dtype()).device(device()); }
 
 }  // namespace loom

@@ -25,12 +25,14 @@ inline constexpr int kMaxDeviceTypes = 32;
 //   loom::Device d(loom::kCUDA);   loom::Device(loom::kCUDA, 1);
 class DeviceType {
  public:
+  // The CPU (libtorch programs declare `DeviceType t;` and assign later).
+  constexpr DeviceType() = default;
   constexpr explicit DeviceType(const char* name) : name_(name) {}
   constexpr const char* name() const { return name_; }
   bool operator==(const DeviceType& o) const { return std::string_view(name_) == o.name_; }
 
  private:
-  const char* name_;
+  const char* name_ = "cpu";
 };
 inline constexpr DeviceType kCPU{"cpu"};
 inline constexpr DeviceType kCUDA{"cuda"};

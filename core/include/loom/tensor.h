@@ -322,6 +322,17 @@ class Tensor {
   Tensor clamp_max(Scalar max) const;
   Tensor& clamp_min_(Scalar min);
   Tensor& clamp_max_(Scalar max);
+  // Arithmetic with a number, as libtorch's methods (x.div(255), x.mul_(2)).
+  Tensor add(Scalar other, Scalar alpha = 1) const;
+  Tensor sub(Scalar other, Scalar alpha = 1) const;
+  Tensor mul(Scalar other) const;
+  Tensor div(Scalar other) const;
+  Tensor& add_(Scalar other, Scalar alpha = 1);
+  Tensor& sub_(Scalar other, Scalar alpha = 1);
+  Tensor& mul_(Scalar other);
+  Tensor& div_(Scalar other);
+  // |self - other| <= atol + rtol |other| everywhere (loom::allclose).
+  bool allclose(const Tensor& other, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false) const;
   DType scalar_type() const { return dtype(); }
   bool is_cuda() const;
   Tensor& set_requires_grad(bool requires_grad) { return requires_grad_(requires_grad); }
@@ -344,6 +355,13 @@ class Tensor {
 };
 
 std::ostream& operator<<(std::ostream& os, const Tensor& t);
+// Sizes as libtorch prints them: [4, 1, 28, 28].
+std::ostream& operator<<(std::ostream& os, IntArrayRef sizes);
+
+// libtorch's free functions of the same names (tensor_compat.cpp).
+Tensor reshape(const Tensor& self, IntArrayRef shape);
+bool allclose(const Tensor& self, const Tensor& other, double rtol = 1e-5, double atol = 1e-8,
+              bool equal_nan = false);
 
 namespace detail {
 // A view of `self`'s storage; in grad mode it is tracked as a view and gets

@@ -21,11 +21,11 @@
 #pragma once
 
 #include <loom/autograd.h>
+#include <loom/detail/type_name.h>
 #include <loom/error.h>
 #include <loom/ops.h>
 #include <loom/tensor.h>
 
-#include <cxxabi.h>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -123,17 +123,6 @@ class AutogradContext {
   std::vector<bool> needs_grad_;
 };
 
-namespace detail {
-inline std::string function_name(const std::type_info& t) {
-  int status = 0;
-  char* name = abi::__cxa_demangle(t.name(), nullptr, nullptr, &status);
-  std::string out = status == 0 && name ? name : t.name();
-  std::free(name);
-  const size_t colon = out.rfind("::");
-  return colon == std::string::npos ? out : out.substr(colon + 2);
-}
-}  // namespace detail
-
 template <class T>
 struct Function {
   // Runs T::forward(ctx, args...) without recording, then records one node
@@ -196,7 +185,7 @@ struct Function {
     for (const Tensor& out : outputs)
       shapes.push_back({out.defined() ? DimVector(out.sizes()) : DimVector(), out.defined() ? out.dtype() : kFloat,
                         out.defined() ? out.device() : cpu_device()});
-    const std::string name = detail::function_name(typeid(T)) + "Backward";
+    const std::string name = loom::detail::unqualified_type_name(typeid(T)) + "Backward";
     record_custom_function(
         name, inputs, differentiable,
         [ctx, shapes, differentiable_index, tensor_positions, name](const std::vector<Tensor>& grads) {

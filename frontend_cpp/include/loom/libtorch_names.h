@@ -11,6 +11,10 @@
 #include <loom/nn/holder.h>
 #include <loom/options.h>
 
+#include <optional>
+#include <sstream>
+#include <string>
+
 // TORCH_MODULE(Net) declares holder Net of NetImpl (LOOM_MODULE).
 #ifndef TORCH_MODULE
 #define TORCH_MODULE(Name) LOOM_MODULE(Name)
@@ -83,5 +87,19 @@ inline constexpr const char* kGELU = "gelu";
 inline constexpr const char* kConv1D = "conv1d";
 inline constexpr const char* kConv2D = "conv2d";
 inline constexpr const char* kConv3D = "conv3d";
+
+// torch::optional / torch::nullopt (std's, as in libtorch today).
+using std::nullopt;
+using std::optional;
+// torch::ExpandingArray<2>({2, 2}): a size per spatial dimension.
+using nn::ExpandingArray;
+
+// torch::str: the arguments streamed into one string.
+template <class... Args>
+std::string str(const Args&... args) {
+  std::ostringstream out;
+  (out << ... << args);
+  return out.str();
+}
 
 }  // namespace loom

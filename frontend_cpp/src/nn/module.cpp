@@ -1,5 +1,6 @@
 // module.cpp — loom::nn::Module: registration, traversal, mode, printing
 // (state and conversions are in module_state.cpp).
+#include <loom/detail/type_name.h>
 #include <loom/nn/module.h>
 
 #include <loom/autograd.h>
@@ -10,22 +11,29 @@ namespace loom::nn {
 
 Module::Module(std::string type_name) : type_name_(std::move(type_name)) {}
 
+std::string Module::name() const {
+  if (!type_name_.empty()) return type_name_;
+  std::string own = loom::detail::unqualified_type_name(typeid(*this));
+  if (own.size() > 4 && own.ends_with("Impl")) own.resize(own.size() - 4);
+  return own;
+}
+
 void Module::check_new_name(const std::string& name, const char* what) const {
-  LOOM_CHECK(!name.empty(), type_name_, ": a ", what, " name can't be empty");
-  LOOM_CHECK(name.find('.') == std::string::npos, type_name_, ": ", what, " name '", name,
+  LOOM_CHECK(!name.empty(), this->name(), ": a ", what, " name can't be empty");
+  LOOM_CHECK(name.find('.') == std::string::npos, this->name(), ": ", what, " name '", name,
              "' can't contain '.' (dots separate the levels of state_dict keys)");
   bool taken = false;
   for (const auto& e : parameters_) taken |= e.name == name;
   for (const auto& e : buffers_) taken |= e.name == name;
   for (const auto& c : children_) taken |= c.first == name;
-  LOOM_CHECK(!taken, type_name_, ": '",
+  LOOM_CHECK(!taken, this->name(), ": '",
              name, "' is already registered (as a parameter, buffer or submodule)");
 }
 
 Tensor Module::register_parameter(std::string name, Tensor tensor, bool requires_grad) {
   check_new_name(name, "parameter");
   if (!tensor.defined()) return tensor;
-  LOOM_CHECK(tensor.is_leaf(), type_name_, ": parameter '", name,
+  LOOM_CHECK(tensor.is_leaf(), this->name(), ": parameter '", name,
              "' must be a leaf tensor (detach() it first); it has grad_fn ", tensor.grad_fn()->name());
   if (requires_grad && tensor.is_floating_point()) tensor.requires_grad_(true);
   parameters_.push_back({std::move(name), tensor, true});
@@ -41,8 +49,8 @@ Tensor Module::register_buffer(std::string name, Tensor tensor, bool persistent)
 
 void Module::add_child(std::string name, std::shared_ptr<Module> module) {
   check_new_name(name, "submodule");
-  LOOM_CHECK(module, type_name_, ": submodule '", name, "' is empty (a holder made with nullptr)");
-  LOOM_CHECK(module.get() != this, type_name_, ": a module can't be its own submodule");
+  LOOM_CHECK(module, this->name(), ": submodule '", name, "' is empty (a holder made with nullptr)");
+  LOOM_CHECK(module.get() != this, this->name(), ": a module can't be its own submodule");
   children_.insert(std::move(name), std::move(module));
 }
 
@@ -133,7 +141,7 @@ void Module::zero_grad(bool set_to_none) {
 }
 
 void Module::pretty_print(std::ostream& os, int indent) const {
-  os << type_name_ << "(" << extra_repr();
+  os << name() << "(" << extra_repr();
   if (children_.empty()) {
     os << ")";
     return;

@@ -20,11 +20,11 @@
 #pragma once
 
 #include <loom/error.h>
+#include <loom/detail/type_name.h>
 #include <loom/nn/module.h>
 
 #include <algorithm>
 #include <any>
-#include <cxxabi.h>
 #include <cstdlib>
 #include <functional>
 #include <memory>
@@ -39,13 +39,7 @@
 namespace loom::nn {
 
 namespace detail {
-inline std::string demangled(const std::type_info& t) {
-  int status = 0;
-  char* name = abi::__cxa_demangle(t.name(), nullptr, nullptr, &status);
-  std::string out = status == 0 && name ? name : t.name();
-  std::free(name);
-  return out;
-}
+inline std::string demangled(const std::type_info& t) { return loom::detail::type_name(t); }
 }  // namespace detail
 
 class AnyModule {

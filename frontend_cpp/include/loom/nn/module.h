@@ -68,12 +68,14 @@ std::shared_ptr<Module> module_ptr(const M& m) {
 
 class Module : public std::enable_shared_from_this<Module> {
  public:
-  // `type_name` is what printing shows ("Linear"); default "Module".
-  explicit Module(std::string type_name = "Module");
+  // `type_name` is what printing shows ("Linear"); by default the class's
+  // own name without namespaces or a trailing "Impl" (NetImpl prints as
+  // "Net"), as libtorch names modules.
+  explicit Module(std::string type_name = "");
   virtual ~Module() = default;
   Module& operator=(const Module&) = delete;
 
-  const std::string& name() const { return type_name_; }
+  std::string name() const;
 
   // ---- registration (each returns what it registered) -------------------------
   // A parameter: a leaf that requires grad (when `requires_grad` and the
