@@ -11,6 +11,7 @@ schema (see ``_ops.py``): an op a C++ library or a plugin defines shows up
 without binding code.
 """
 from . import _C
+from ._C import __version__  # noqa: F401  (CMake's PROJECT_VERSION)
 from ._C import (  # noqa: F401  (the public names)
     Tensor, dtype, device, tensor, empty, zeros, ones, full, rand, randn, randint, arange,
     linspace, eye, empty_like, zeros_like, ones_like, full_like, rand_like, randn_like,

@@ -18,7 +18,8 @@ are allowed with ``add_safe_globals`` / ``safe_globals``, or everything with ``w
 """
 import os
 
-from . import _safetensors, _torch_format
+# The two format modules (and zipfile, pickle, json behind them) load on the first save / load:
+# most programs import loom without touching a file, and the import stays fast.
 from ._weights_only import add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals  # noqa: F401
 
 DEFAULT_PROTOCOL = 2
@@ -44,10 +45,12 @@ def save(obj, f, pickle_module=None, pickle_protocol=DEFAULT_PROTOCOL, _use_new_
         raise ValueError("loom.save: the legacy (pre-1.6) PyTorch format is not supported; use the zip format")
     chosen = "safetensors" if metadata is not None and format is None else _format_for(f, format)
     if chosen == "safetensors":
+        from . import _safetensors
         _safetensors.save(obj, f, metadata=metadata)
     else:
         if metadata is not None:
             raise ValueError("loom.save: metadata= is for the safetensors format")
+        from . import _torch_format
         _torch_format.save(obj, f)
 
 
@@ -61,6 +64,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
     else:
         with open(os.fspath(f), "rb") as src:
             data = src.read()
+    from . import _safetensors, _torch_format
     if _torch_format.is_zip(data):
         return _torch_format.load_bytes(data, map_location, weights_only=weights_only)
     if data[:2] in (b"\x80\x02", b"\x80\x03", b"\x80\x04") or data[:1] == b"\x80":

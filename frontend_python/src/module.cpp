@@ -27,6 +27,7 @@ PYBIND11_MODULE(_C, m) {
   loom::init();
   translate_errors();
   m.attr("OutOfMemoryError") = py::handle(out_of_memory_error());
+  m.attr("__version__") = LOOM_VERSION;
   bind_tensor(m);
   bind_random(m);
   bind_autocast(m);

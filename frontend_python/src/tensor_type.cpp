@@ -8,6 +8,7 @@
 
 #include <cstring>
 #include <new>
+#include <vector>
 
 namespace loom::python {
 
@@ -57,24 +58,48 @@ PyObject* alloc(PyTypeObject* type, Tensor t) {
 
 PyObject* tensor_new(PyTypeObject* type, PyObject*, PyObject*) { return alloc(type, Tensor()); }
 
-// Tensor(other) shares other's data; Tensor() is an empty 1-d float tensor.
+// The legacy constructor, as PyTorch's torch.Tensor(...):
+//   Tensor()            an empty 1-d float32 tensor
+//   Tensor(other)       shares other's data
+//   Tensor(2, 3)        an uninitialised float32 tensor of that size
+//   Tensor(data)        a float32 copy of a list, tuple or array (loom.tensor)
 int tensor_init(PyObject* self, PyObject* args, PyObject* kwargs) {
   try {
     const Py_ssize_t n = PyTuple_GET_SIZE(args);
-    if (n > 1 || (kwargs && PyDict_Size(kwargs) > 0)) {
-      PyErr_SetString(PyExc_TypeError, "Tensor() takes at most one Tensor argument; use loom.tensor(data) to build one");
+    if (kwargs && PyDict_Size(kwargs) > 0) {
+      PyErr_SetString(PyExc_TypeError,
+                      "Tensor() takes no keyword arguments (sizes, data or a Tensor); use loom.tensor(data, dtype=..., "
+                      "device=...) or loom.empty(size, ...) for more");
       return -1;
     }
     if (n == 0) {
       if (!tensor_of(self).defined()) tensor_of(self) = empty({0});
       return 0;
     }
-    PyObject* other = PyTuple_GET_ITEM(args, 0);
-    if (!is_tensor_object(other)) {
-      PyErr_Format(PyExc_TypeError, "Tensor() expects a Tensor, got %s; use loom.tensor(data)", Py_TYPE(other)->tp_name);
+    PyObject* first = PyTuple_GET_ITEM(args, 0);
+    if (n == 1 && is_tensor_object(first)) {
+      tensor_of(self) = tensor_of(first);
+      return 0;
+    }
+    py::tuple all = py::reinterpret_borrow<py::tuple>(args);
+    // Sizes: ints, or one tuple of ints (a loom.Size).
+    py::tuple sizes = n == 1 && PyTuple_Check(first) ? py::reinterpret_borrow<py::tuple>(first) : all;
+    bool all_ints = sizes.size() > 0 || n > 1;
+    for (py::handle h : sizes) all_ints = all_ints && PyLong_Check(h.ptr()) && !PyBool_Check(h.ptr());
+    if (all_ints && (n > 1 || PyLong_Check(first) || PyTuple_Check(first))) {
+      std::vector<int64_t> shape;
+      for (py::handle h : sizes) shape.push_back(h.cast<int64_t>());
+      tensor_of(self) = loom::empty(shape);
+      return 0;
+    }
+    if (n > 1) {
+      PyErr_Format(PyExc_TypeError, "Tensor(): %zd arguments must all be ints (sizes); got a %s", n,
+                   Py_TYPE(first)->tp_name);
       return -1;
     }
-    tensor_of(self) = tensor_of(other);
+    py::module_ loom = py::module_::import("loom");
+    py::object made = loom.attr("tensor")(py::handle(first), py::arg("dtype") = loom.attr("float32"));
+    tensor_of(self) = tensor_of(made.ptr());
     return 0;
   } catch (...) {
     set_python_error();

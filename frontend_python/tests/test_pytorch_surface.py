@@ -194,3 +194,24 @@ def test_lbfgs_needs_a_closure_and_one_group():
         loom.optim.LBFGS([p]).step()
     with pytest.raises(ValueError, match="line_search_fn"):
         loom.optim.LBFGS([p], line_search_fn="armijo")
+
+
+def test_legacy_tensor_constructor_as_pytorch():
+    t = loom.Tensor([[1, 2], [3, 4]])
+    assert t.dtype == loom.float32 and t.tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    assert tuple(loom.Tensor(2, 3).shape) == (2, 3) and loom.Tensor(2, 3).dtype == loom.float32
+    assert tuple(loom.Tensor((4,)).shape) == (4,)
+    assert tuple(loom.Tensor().shape) == (0,)
+    assert loom.Tensor(np.array([1.5, 2.5])).tolist() == [1.5, 2.5]
+    base = loom.ones(3)
+    alias = loom.Tensor(base)
+    alias.add_(1)
+    assert base.tolist() == [2.0, 2.0, 2.0]  # shares the data, as torch.Tensor(tensor)
+    with pytest.raises(TypeError, match="ints"):
+        loom.Tensor(2, "x")
+    with pytest.raises(TypeError, match="keyword"):
+        loom.Tensor([1], dtype=loom.int64)
+
+
+def test_version_is_the_projects():
+    assert isinstance(loom.__version__, str) and loom.__version__.count(".") == 2

@@ -77,7 +77,7 @@ void test(Net& model, torch::Device device, DataLoader& data_loader, size_t data
   for (const auto& batch : data_loader) {
     auto data = batch.data.to(device), targets = batch.target.to(device);
     auto output = model.forward(data);
-    test_loss += torch::nll_loss(output, targets, /*weight=*/{}, torch::Reduction::Sum).template item<float>();
+    test_loss += torch::nll_loss(output, targets, /*weight=*/{}, Reduction::Sum).template item<float>();
     auto pred = output.argmax(1);
     correct += pred.eq(targets).sum().template item<int64_t>();
   }

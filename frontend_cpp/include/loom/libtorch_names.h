@@ -10,6 +10,7 @@
 #include <loom/error.h>
 #include <loom/nn/holder.h>
 #include <loom/options.h>
+#include <loom/ops/loss.h>
 
 #include <optional>
 #include <sstream>
@@ -103,3 +104,9 @@ std::string str(const Args&... args) {
 }
 
 }  // namespace loom
+
+// Reduction::Sum unqualified, as libtorch programs write it
+// (torch::nll_loss(out, target, {}, Reduction::Sum)): libtorch's headers make
+// ATen's Reduction visible from the global namespace, so a ported program
+// needs loom's there too.
+namespace Reduction = loom::Reduction;
