@@ -7,6 +7,7 @@ noisy; the minimum is the least disturbed run), for loom and for PyTorch in
 the same process. Prints a table with the ratio PyTorch / loom (> 1: loom is
 faster). PyTorch is only the peer; without it loom's figures print alone.
 """
+import os
 import subprocess
 import sys
 import timeit
@@ -17,9 +18,12 @@ def best_ns(stmt, env, number):
 
 
 def import_seconds(module):
+    """Best of three fresh interpreters after a warm-up one, with bytecode caching on (as an
+    installed package has its .pyc files), whatever PYTHONDONTWRITEBYTECODE says here."""
     code = f"import time; t = time.perf_counter(); import {module}; {module}.ones(1); print(time.perf_counter() - t)"
-    runs = [float(subprocess.check_output([sys.executable, "-c", code])) for _ in range(3)]
-    return min(runs)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    runs = [float(subprocess.check_output([sys.executable, "-c", code], env=env)) for _ in range(4)]
+    return min(runs[1:])
 
 
 def op_cases(lib):

@@ -215,3 +215,20 @@ def test_legacy_tensor_constructor_as_pytorch():
 
 def test_version_is_the_projects():
     assert isinstance(loom.__version__, str) and loom.__version__.count(".") == 2
+
+
+def test_size_and_typed_tensor_names():
+    s = loom.Size([2, 3])
+    assert s == loom.ones(2, 3).shape and s.numel() == 6 and repr(s) == "loom.Size([2, 3])"
+    assert isinstance(s[1:], loom.Size) and s[0] == 2
+    with pytest.raises(TypeError, match="ints"):
+        loom.Size([2.5])
+    t = loom.LongTensor([1, 2])
+    assert t.dtype == loom.int64 and t.tolist() == [1, 2]
+    assert isinstance(t, loom.LongTensor) and not isinstance(t, loom.FloatTensor)
+    assert isinstance(loom.ones(2), loom.FloatTensor) and isinstance(loom.ones(2), loom.Tensor)
+    assert tuple(loom.FloatTensor(2, 3).shape) == (2, 3) and loom.ByteTensor(4).dtype == loom.uint8
+    assert loom.DoubleTensor(loom.ones(2)).dtype == loom.float64
+    assert not isinstance(loom.ones(2), loom.cuda.FloatTensor)
+    with pytest.raises(TypeError, match="sizes"):
+        loom.FloatTensor([1], [2])
