@@ -276,3 +276,48 @@ TEST_CASE("libtorch compat: LBFGS follows PyTorch's trajectory on Rosenbrock") {
   loom::optim::LBFGS opt({w});
   CHECK_THROWS_WITH(opt.step(), Catch::Contains("closure"));
 }
+
+TEST_CASE("libtorch compat: packed sequences through LSTM and GRU match PyTorch") {
+  namespace rnn_utils = loom::nn::utils::rnn;
+  const Tensor padded = pattern({3, 4, 3}, 147);  // batch_first; lengths 2, 4, 3
+  const Tensor lengths = loom::tensor(std::vector<int64_t>{2, 4, 3});
+  const auto packed = rnn_utils::pack_padded_sequence(padded, lengths, /*batch_first=*/true, /*enforce_sorted=*/false);
+  CHECK(nn_test::values(packed.batch_sizes()) == std::vector<double>{3, 3, 2, 1});
+  CHECK(nn_test::values(packed.sorted_indices()) == std::vector<double>{1, 2, 0});
+  check_close(packed.data(), {0, -1, 0.1666667, 1, 0, -1, -1, 0.1666667, -0.8333333, -0.8333333, 0.3333333,
+                              -0.6666667, 0.1666667, -0.8333333, 0.3333333, 0.3333333, -0.6666667, 0.5, 0.5, -0.5,
+                              0.6666667, -0.6666667, 0.5, -0.5, -0.3333333, 0.8333333, -0.1666667});
+
+  nn::LSTM lstm(nn::LSTMOptions(3, 2).num_layers(2).bidirectional(true).batch_first(true));
+  fill_params(*lstm);
+  auto [out, state] = lstm->forward_with_packed_input(packed);
+  auto [unpacked, out_lengths] = rnn_utils::pad_packed_sequence(out, /*batch_first=*/true, /*padding_value=*/-1.0);
+  CHECK(nn_test::values(out_lengths) == std::vector<double>{2, 4, 3});
+  check_close(unpacked, {0.1413037,   -0.07979149, 0.1211614,  -0.1224323,  0.2546966,  -0.07532363, 0.1203666,
+                         -0.0806546,  -1,          -1,         -1,          -1,         -1,          -1,
+                         -1,          -1,          0.1753568,  -0.05122851, 0.1597465,  -0.1234027,  0.2431954,
+                         -0.08312184, 0.1358522,   -0.1342416, 0.3078564,   -0.067352,  0.1500498,   -0.1178884,
+                         0.3064417,   -0.0947817,  0.08670607, -0.1011194,  0.1643479,  -0.06489228, 0.1541934,
+                         -0.1244393,  0.2651665,   -0.06599834, 0.1459126,  -0.1145656, 0.2829627,   -0.09604072,
+                         0.08305231,  -0.09901982, -1,         -1,          -1,         -1});
+  check_close(std::get<0>(state),
+              {0.3008765, -0.09082592, 0.2836451, -0.0290907, 0.2339867, -0.01477427, 0.2906551, 0.01247055, 0.443715,
+               -0.07500487, 0.3323267, -0.08668514, 0.2546966, -0.07532363, 0.3064417, -0.0947817, 0.2829627,
+               -0.09604072, 0.1211614, -0.1224323, 0.1597465, -0.1234027, 0.1541934, -0.1244393});
+  nn_test::check_grads_flow(*lstm, out.data());
+
+  nn::GRU gru(3, 2);
+  fill_params(*gru);
+  auto [gout, gh] = gru->forward_with_packed_input(packed, pattern({1, 3, 2}, 148));
+  check_close(gh, {0.1945045, -0.2908474, 0.4139317, -0.0498243, 0.3642246, 0.04688813});
+
+  // pack_sequence / pad_sequence round trip, and the errors name what was wrong.
+  const std::vector<Tensor> seqs{pattern({3, 2}, 1), pattern({1, 2}, 2)};
+  auto [back, back_lengths] = rnn_utils::pad_packed_sequence(rnn_utils::pack_sequence(seqs));
+  check_close(back, rnn_utils::pad_sequence(seqs), 0, 0);
+  CHECK_THROWS_WITH(rnn_utils::pack_padded_sequence(padded, lengths, true, true), Catch::Contains("decreasing"));
+  CHECK_THROWS_WITH(rnn_utils::pack_padded_sequence(padded, loom::tensor(std::vector<int64_t>{4, 3}), true),
+                    Catch::Contains("2 lengths for a batch of 3"));
+  CHECK_THROWS_WITH(lstm->forward_with_packed_input(rnn_utils::pack_sequence({pattern({2, 5}, 1)})),
+                    Catch::Contains("input_size = 3"));
+}

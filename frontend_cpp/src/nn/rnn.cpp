@@ -80,7 +80,7 @@ std::string RNNImplBase::extra_repr() const {
 }
 
 std::tuple<Tensor, Tensor, Tensor> RNNImplBase::run(const Tensor& input, Tensor hx, Tensor cx) {
-  const char* type = name().c_str();
+  const std::string type = name();
   LOOM_CHECK(input.dim() == 2 || input.dim() == 3, type, ": Expected input to be 2D (unbatched) or 3D, got ",
              input.dim(), "D input ", shape_str(input.sizes()));
   const bool unbatched = input.dim() == 2;
@@ -102,35 +102,68 @@ std::tuple<Tensor, Tensor, Tensor> RNNImplBase::run(const Tensor& input, Tensor 
   hx = prepare_state(hx, "h_0");
   if (lstm) cx = prepare_state(cx, "c_0");
 
-  Tensor output, hy, cy;
-  if (!(config_.dropout > 0 && is_training() && config_.num_layers > 1)) {
-    std::tie(output, hy, cy) = _rnn(x, hx, cx, flat_weights_, config_.mode, config_.bias, config_.num_layers,
-                                    config_.bidirectional, batch_first);
-  } else {
-    // Layer by layer, with dropout on each layer's output but the last's.
-    const size_t per = (config_.bias ? 4 : 2) * static_cast<size_t>(directions);
-    std::vector<Tensor> hys, cys;
-    output = x;
-    for (int64_t layer = 0; layer < config_.num_layers; ++layer) {
-      const std::vector<Tensor> params(flat_weights_.begin() + static_cast<std::ptrdiff_t>(layer * per),
-                                       flat_weights_.begin() + static_cast<std::ptrdiff_t>((layer + 1) * per));
-      Tensor h, c;
-      std::tie(output, h, c) = _rnn(output, hx.narrow(0, layer * directions, directions),
-                                    lstm ? cx.narrow(0, layer * directions, directions) : Tensor(), params,
-                                    config_.mode, config_.bias, 1, config_.bidirectional, batch_first);
-      if (layer + 1 < config_.num_layers) output = dropout(output, config_.dropout, true);
-      hys.push_back(h);
-      cys.push_back(c);
-    }
-    hy = cat(hys, 0);
-    cy = lstm ? cat(cys, 0) : cys[0];
-  }
+  auto [output, hy, cy] = run_layers(x, hx, cx, std::nullopt);
   if (unbatched) {
     output = output.squeeze(batch_first ? 0 : 1);
     hy = hy.squeeze(1);
     if (lstm) cy = cy.squeeze(1);
   }
   return {output, hy, cy};
+}
+
+std::tuple<Tensor, Tensor, Tensor> RNNImplBase::run_layers(const Tensor& x, const Tensor& hx, const Tensor& cx,
+                                                           std::optional<IntArrayRef> batch_sizes) {
+  const int64_t directions = config_.bidirectional ? 2 : 1;
+  const bool lstm = config_.mode == "LSTM";
+  const bool batch_first = config_.batch_first && !batch_sizes;  // packed rows have no batch dim
+  if (!(config_.dropout > 0 && is_training() && config_.num_layers > 1))
+    return _rnn(x, hx, cx, flat_weights_, config_.mode, config_.bias, config_.num_layers, config_.bidirectional,
+                batch_first, batch_sizes);
+  // Layer by layer, with dropout on each layer's output but the last's.
+  const size_t per = (config_.bias ? 4 : 2) * static_cast<size_t>(directions);
+  std::vector<Tensor> hys, cys;
+  Tensor output = x;
+  for (int64_t layer = 0; layer < config_.num_layers; ++layer) {
+    const std::vector<Tensor> params(flat_weights_.begin() + static_cast<std::ptrdiff_t>(layer * per),
+                                     flat_weights_.begin() + static_cast<std::ptrdiff_t>((layer + 1) * per));
+    Tensor h, c;
+    std::tie(output, h, c) = _rnn(output, hx.narrow(0, layer * directions, directions),
+                                  lstm ? cx.narrow(0, layer * directions, directions) : Tensor(), params,
+                                  config_.mode, config_.bias, 1, config_.bidirectional, batch_first, batch_sizes);
+    if (layer + 1 < config_.num_layers) output = dropout(output, config_.dropout, true);
+    hys.push_back(h);
+    cys.push_back(c);
+  }
+  return {output, cat(hys, 0), lstm ? cat(cys, 0) : cys[0]};
+}
+
+std::tuple<utils::rnn::PackedSequence, Tensor, Tensor> RNNImplBase::run_packed(
+    const utils::rnn::PackedSequence& input, Tensor hx, Tensor cx) {
+  const Tensor& data = input.data();
+  LOOM_CHECK(data.dim() == 2 && data.size(1) == config_.input_size, name(),
+             ": packed input data must be [rows, input_size = ", config_.input_size, "], got ",
+             shape_str(data.sizes()));
+  const std::vector<int64_t> batch_sizes = input.batch_sizes().to_vector<int64_t>();
+  LOOM_CHECK(!batch_sizes.empty(), name(), ": the packed sequence has no steps");
+  const int64_t directions = config_.bidirectional ? 2 : 1;
+  const DimVector state_shape{directions * config_.num_layers, batch_sizes[0], config_.hidden_size};
+  const bool lstm = config_.mode == "LSTM";
+  // States come in the caller's batch order; the packed rows are sorted by length.
+  auto prepare_state = [&](Tensor s, const char* what) {
+    if (!s.defined()) return zeros(state_shape, data.dtype(), data.device());
+    LOOM_CHECK(s.sizes() == state_shape, name(), ": Expected hidden size ", shape_str(state_shape), ", got ",
+               shape_str(s.sizes()), " (for ", what, ")");
+    return input.sorted_indices().defined() ? s.index_select(1, input.sorted_indices()) : s;
+  };
+  hx = prepare_state(hx, "h_0");
+  if (lstm) cx = prepare_state(cx, "c_0");
+  auto [out, hy, cy] = run_layers(data, hx, cx, IntArrayRef(batch_sizes));
+  if (input.unsorted_indices().defined()) {
+    hy = hy.index_select(1, input.unsorted_indices());
+    if (lstm) cy = cy.index_select(1, input.unsorted_indices());
+  }
+  return {utils::rnn::PackedSequence(out, input.batch_sizes(), input.sorted_indices(), input.unsorted_indices()), hy,
+          cy};
 }
 
 RNNCellImplBase::RNNCellImplBase(const char* type_name, const LSTMCellOptions& o, int64_t gates)
@@ -179,10 +212,23 @@ std::tuple<Tensor, std::tuple<Tensor, Tensor>> LSTMImpl::forward(const Tensor& i
   return {out, {hy, cy}};
 }
 
+std::tuple<utils::rnn::PackedSequence, std::tuple<Tensor, Tensor>> LSTMImpl::forward_with_packed_input(
+    const utils::rnn::PackedSequence& packed_input, std::optional<std::tuple<Tensor, Tensor>> hx) {
+  auto [h0, c0] = hx.value_or(std::tuple<Tensor, Tensor>{});
+  auto [out, hy, cy] = run_packed(packed_input, h0, c0);
+  return {out, {hy, cy}};
+}
+
 GRUImpl::GRUImpl(const GRUOptions& options_) : RNNImplBase("GRU", detail::config_of("GRU", options_)), options(options_) {}
 
 std::tuple<Tensor, Tensor> GRUImpl::forward(const Tensor& input, Tensor hx) {
   auto [out, hy, cy] = run(input, std::move(hx), Tensor());
+  return {out, hy};
+}
+
+std::tuple<utils::rnn::PackedSequence, Tensor> GRUImpl::forward_with_packed_input(
+    const utils::rnn::PackedSequence& packed_input, Tensor hx) {
+  auto [out, hy, cy] = run_packed(packed_input, std::move(hx), Tensor());
   return {out, hy};
 }
 
@@ -191,6 +237,12 @@ RNNImpl::RNNImpl(const RNNOptions& options_)
 
 std::tuple<Tensor, Tensor> RNNImpl::forward(const Tensor& input, Tensor hx) {
   auto [out, hy, cy] = run(input, std::move(hx), Tensor());
+  return {out, hy};
+}
+
+std::tuple<utils::rnn::PackedSequence, Tensor> RNNImpl::forward_with_packed_input(
+    const utils::rnn::PackedSequence& packed_input, Tensor hx) {
+  auto [out, hy, cy] = run_packed(packed_input, std::move(hx), Tensor());
   return {out, hy};
 }
 

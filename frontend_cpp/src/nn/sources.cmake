@@ -13,5 +13,6 @@ target_sources(loom PRIVATE
   src/nn/normalization.cpp
   src/nn/pooling.cpp
   src/nn/rnn.cpp
+  src/nn/rnn_packing.cpp
   src/nn/transformer.cpp
   src/nn/upsampling.cpp)

@@ -12,11 +12,13 @@
 // Parameters are PyTorch's (weight_ih_l0, weight_hh_l0_reverse, bias_ih_l1
 // ...; U(-1/sqrt(hidden), 1/sqrt(hidden))), so state dicts move between
 // them. Inputs are (seq, batch, feature) ((batch, seq, feature) with
-// batch_first) or unbatched (seq, feature). Packed sequences and proj_size
-// are not supported in C++ yet.
+// batch_first) or unbatched (seq, feature); forward_with_packed_input takes
+// a PackedSequence (loom/nn/utils/rnn.h) and returns one. proj_size is not
+// supported yet.
 #pragma once
 
 #include <loom/nn/module.h>
+#include <loom/nn/utils/rnn.h>
 
 #include <any>
 #include <optional>
@@ -80,8 +82,13 @@ class RNNImplBase : public Module {
   // (output, h_n, c_n) for input and initial states (undefined: zeros; cx
   // only for LSTM), unbatched inputs included.
   std::tuple<Tensor, Tensor, Tensor> run(const Tensor& input, Tensor hx, Tensor cx);
+  std::tuple<utils::rnn::PackedSequence, Tensor, Tensor> run_packed(const utils::rnn::PackedSequence& input, Tensor hx,
+                                                                   Tensor cx);
 
  private:
+  // The _rnn call(s): all layers in one, or layer by layer with dropout between.
+  std::tuple<Tensor, Tensor, Tensor> run_layers(const Tensor& x, const Tensor& hx, const Tensor& cx,
+                                                std::optional<IntArrayRef> batch_sizes);
   RNNConfig config_;
   std::vector<Tensor> flat_weights_;
 };
@@ -99,6 +106,8 @@ class LSTMImpl : public detail::RNNImplBase {
   static std::vector<std::any> forward_default_args() {
     return {std::any(std::optional<std::tuple<Tensor, Tensor>>())};
   }
+  std::tuple<utils::rnn::PackedSequence, std::tuple<Tensor, Tensor>> forward_with_packed_input(
+      const utils::rnn::PackedSequence& packed_input, std::optional<std::tuple<Tensor, Tensor>> hx = std::nullopt);
   LSTMOptions options;
 };
 LOOM_MODULE(LSTM);
@@ -111,6 +120,8 @@ class GRUImpl : public detail::RNNImplBase {
   // (output, h_n); hx undefined: zeros.
   std::tuple<Tensor, Tensor> forward(const Tensor& input, Tensor hx = {});
   static std::vector<std::any> forward_default_args() { return {std::any(Tensor())}; }
+  std::tuple<utils::rnn::PackedSequence, Tensor> forward_with_packed_input(const utils::rnn::PackedSequence& packed_input,
+                                                                         Tensor hx = {});
   GRUOptions options;
 };
 LOOM_MODULE(GRU);
@@ -122,6 +133,8 @@ class RNNImpl : public detail::RNNImplBase {
   LOOM_CLONE_FROM_OPTIONS(RNNImpl)
   std::tuple<Tensor, Tensor> forward(const Tensor& input, Tensor hx = {});
   static std::vector<std::any> forward_default_args() { return {std::any(Tensor())}; }
+  std::tuple<utils::rnn::PackedSequence, Tensor> forward_with_packed_input(const utils::rnn::PackedSequence& packed_input,
+                                                                         Tensor hx = {});
   RNNOptions options;
 };
 LOOM_MODULE(RNN);
