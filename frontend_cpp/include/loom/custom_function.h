@@ -26,7 +26,6 @@
 #include <loom/ops.h>
 #include <loom/tensor.h>
 
-#include <cstdlib>
 #include <memory>
 #include <string>
 #include <type_traits>

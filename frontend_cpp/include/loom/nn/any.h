@@ -19,13 +19,12 @@
 // decayed type; libtorch's FORWARD_HAS_DEFAULT_ARGS).
 #pragma once
 
-#include <loom/error.h>
 #include <loom/detail/type_name.h>
+#include <loom/error.h>
 #include <loom/nn/module.h>
 
 #include <algorithm>
 #include <any>
-#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <optional>
