@@ -49,6 +49,51 @@ const DeviceTypeEntry& device_type(int slot) {
   return *e;
 }
 
+// plugin_api.h's "all or none" groups of optional slots: a device type that
+// fills part of a group is refused at registration, naming what is missing,
+// rather than failing at the first call of an empty slot. Slots that need
+// another capability (set_current_stream needs streams) are checked too.
+void check_slot_groups(const LoomDeviceTypeDesc& d) {
+  struct Slot {
+    const char* name;
+    bool set;
+  };
+  auto all_or_none = [&](const char* what, std::initializer_list<Slot> slots) {
+    size_t n_set = 0;
+    for (const Slot& s : slots) n_set += s.set ? 1 : 0;
+    if (n_set == 0 || n_set == slots.size()) return;
+    std::string list;
+    for (const Slot& s : slots)
+      if (!s.set) list += cat(list.empty() ? "" : ", ", s.name);
+    throw Error(cat("device type '", d.name, "' fills part of the ", what, " slots; they are all or none (missing: ",
+                    list, ")"));
+  };
+  all_or_none("stream", {{"stream_create", d.stream_create != nullptr},
+                         {"stream_destroy", d.stream_destroy != nullptr},
+                         {"stream_synchronize", d.stream_synchronize != nullptr}});
+  all_or_none("event", {{"event_create", d.event_create != nullptr},
+                        {"event_destroy", d.event_destroy != nullptr},
+                        {"event_record", d.event_record != nullptr},
+                        {"event_synchronize", d.event_synchronize != nullptr},
+                        {"event_elapsed_ms", d.event_elapsed_ms != nullptr}});
+  all_or_none("thread-count", {{"set_num_threads", d.set_num_threads != nullptr},
+                               {"get_num_threads", d.get_num_threads != nullptr}});
+  all_or_none("memory-statistics", {{"memory_stats", d.memory_stats != nullptr},
+                                    {"empty_cache", d.empty_cache != nullptr},
+                                    {"reset_peak_memory_stats", d.reset_peak_memory_stats != nullptr}});
+  all_or_none("pinned-memory", {{"host_allocate", d.host_allocate != nullptr},
+                                {"host_deallocate", d.host_deallocate != nullptr}});
+  all_or_none("query", {{"stream_query", d.stream_query != nullptr}, {"event_query", d.event_query != nullptr}});
+  auto needs = [&](bool slot, const char* name, bool capability, const char* what) {
+    if (slot && !capability)
+      throw Error(cat("device type '", d.name, "' fills ", name, " but not the ", what, " slots it works on"));
+  };
+  const bool streams = d.stream_create != nullptr, events = d.event_create != nullptr;
+  needs(d.set_current_stream != nullptr, "set_current_stream", streams, "stream");
+  needs(d.stream_wait_event != nullptr, "stream_wait_event", streams && events, "stream and event");
+  needs(d.stream_query != nullptr, "stream_query / event_query", streams && events, "stream and event");
+}
+
 int register_device_type(const LoomDeviceTypeDesc& desc, const std::string& plugin) {
   if (!valid_type_name(desc.name))
     throw Error(cat("invalid device type name '", desc.name ? desc.name : "(null)",
@@ -76,6 +121,12 @@ int register_device_type(const LoomDeviceTypeDesc& desc, const std::string& plug
     std::memset(&e->desc, 0, sizeof e->desc);
     std::memcpy(&e->desc, &desc, std::min(desc.struct_size, sizeof e->desc));
     e->desc.struct_size = sizeof e->desc;
+    try {
+      check_slot_groups(e->desc);  // on the copy: slots past the plugin's struct_size read as empty
+    } catch (...) {
+      delete e;
+      throw;
+    }
     e->desc.name = e->name.c_str();
     e->slot = n;
     t.slots[n].store(e, std::memory_order_release);

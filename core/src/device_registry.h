@@ -26,6 +26,10 @@ const DeviceTypeEntry* device_type_or_null(int slot);
 
 // Registers a type; throws loom::Error when the name is taken or invalid.
 int register_device_type(const LoomDeviceTypeDesc& desc, const std::string& plugin);
+// Throws naming the missing slots when `desc` fills part of one of
+// plugin_api.h's all-or-none groups (register_device_type checks too; the
+// plugin host checks while staging, so a refused plugin leaves no trace).
+void check_slot_groups(const LoomDeviceTypeDesc& desc);
 
 // The entry of d's type, after checking that its plugin fills the optional
 // slots `what` names (`offered`); otherwise throws ErrorKind::Unsupported

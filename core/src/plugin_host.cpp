@@ -74,6 +74,12 @@ LoomError* host_device_type_register(LoomHost* h, const LoomDeviceTypeDesc* desc
   LoomHost::DeviceType d{};
   std::memcpy(&d.desc, desc, std::min(desc->struct_size, sizeof d.desc));
   d.name = name;
+  d.desc.name = d.name.c_str();
+  try {
+    detail::check_slot_groups(d.desc);
+  } catch (const Error& e) {
+    return fail(LOOM_STATUS_INVALID_ARGUMENT, e.what());
+  }
   h->device_types.push_back(d);
   // Registration is serialised, so the slot it will get on commit is known.
   *out = static_cast<int32_t>(device_type_names().size() + h->device_types.size() - 1);

@@ -175,6 +175,46 @@ TEST_CASE("structs from an older minor (smaller struct_size) are accepted") {
   CHECK(loom::device_count("phold") == 1);
 }
 
+namespace {
+LoomError* ph_stream_create(void*, int32_t, void**) { return nullptr; }
+LoomError* ph_set_stream(void*, int32_t, void*) { return nullptr; }
+LoomError* ph_memory_stats(void*, int32_t, LoomMemoryStats*) { return nullptr; }
+}  // namespace
+
+TEST_CASE("a device type that fills part of an all-or-none slot group is refused, naming what is missing") {
+  static const LoomPluginInfo half_streams = info_with("halfstreams", [](const LoomHostApi* api) {
+    static LoomDeviceTypeDesc desc = device_desc("phhalfstreams");
+    desc.stream_create = ph_stream_create;  // without stream_destroy / stream_synchronize
+    int32_t id = -1;
+    return api->device_type_register(api->host, &desc, &id);
+  });
+  auto r = loom::register_plugin(&half_streams, "halfstreams.json");
+  CHECK_FALSE(r.ok);
+  CHECK_THAT(r.error, Catch::Contains("'phhalfstreams' fills part of the stream slots") &&
+                          Catch::Contains("missing: stream_destroy, stream_synchronize"));
+  CHECK(loom::find_device_type_slot("phhalfstreams") < 0);
+
+  static const LoomPluginInfo stats_only = info_with("statsonly", [](const LoomHostApi* api) {
+    static LoomDeviceTypeDesc desc = device_desc("phstatsonly");
+    desc.memory_stats = ph_memory_stats;
+    int32_t id = -1;
+    return api->device_type_register(api->host, &desc, &id);
+  });
+  auto s = loom::register_plugin(&stats_only, "statsonly.json");
+  CHECK_FALSE(s.ok);
+  CHECK_THAT(s.error, Catch::Contains("missing: empty_cache, reset_peak_memory_stats"));
+
+  static const LoomPluginInfo current_stream = info_with("curstream", [](const LoomHostApi* api) {
+    static LoomDeviceTypeDesc desc = device_desc("phcurstream");
+    desc.set_current_stream = ph_set_stream;  // but no streams
+    int32_t id = -1;
+    return api->device_type_register(api->host, &desc, &id);
+  });
+  auto c = loom::register_plugin(&current_stream, "curstream.json");
+  CHECK_FALSE(c.ok);
+  CHECK_THAT(c.error, Catch::Contains("fills set_current_stream but not the stream slots"));
+}
+
 TEST_CASE("registration after init is refused") {
   static const LoomHostApi* saved = nullptr;
   static const LoomPluginInfo info = info_with("late", [](const LoomHostApi* api) -> LoomError* {

@@ -156,8 +156,12 @@ typedef struct LoomDevice {
   int32_t index;
 } LoomDevice;
 
-/* A tensor argument, laid out field for field like DLPack's DLTensor so a
- * kernel reads everything directly (no host call per argument).
+/* A tensor argument, which a kernel reads directly (no host call per
+ * argument). It holds what DLPack's DLTensor holds but is not laid out like
+ * it: it starts with struct_size, `dtype` is a LOOM_DTYPE_* code (not a
+ * DLDataType), `device` is loom's (type, index), `strides` is never NULL,
+ * and an absent optional tensor has ndim -1. Convert through the frontends'
+ * DLPack functions, never by casting.
  * The element at multi-index (i0..in-1) lives at
  *   (char*)data + byte_offset + itemsize * sum(ik * strides[k]).
  * All pointers are borrowed for the duration of the kernel call. */
@@ -393,14 +397,16 @@ typedef struct LoomDeviceTypeDesc {
   /* optional: wait until all work queued on device `index` is done. */
   LoomError* (*synchronize)(void* device_data, int32_t index);
 
-  /* optional, all or none: streams. A stream is an opaque plugin pointer. */
+  /* optional, all or none (checked at registration): streams. A stream is an
+   * opaque plugin pointer. */
   LoomError* (*stream_create)(void* device_data, int32_t index,
                               void** out_stream);
   void (*stream_destroy)(void* device_data, int32_t index, void* stream);
   LoomError* (*stream_synchronize)(void* device_data, int32_t index,
                                    void* stream);
 
-  /* optional, all or none: events, for ordering and timing. */
+  /* optional, all or none (checked at registration): events, for ordering
+   * and timing. */
   LoomError* (*event_create)(void* device_data, int32_t index,
                              void** out_event);
   void (*event_destroy)(void* device_data, int32_t index, void* event);
