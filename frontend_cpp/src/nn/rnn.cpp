@@ -80,13 +80,12 @@ std::string RNNImplBase::extra_repr() const {
 }
 
 std::tuple<Tensor, Tensor, Tensor> RNNImplBase::run(const Tensor& input, Tensor hx, Tensor cx) {
-  const std::string type = name();
-  LOOM_CHECK(input.dim() == 2 || input.dim() == 3, type, ": Expected input to be 2D (unbatched) or 3D, got ",
+  LOOM_CHECK(input.dim() == 2 || input.dim() == 3, name(), ": Expected input to be 2D (unbatched) or 3D, got ",
              input.dim(), "D input ", shape_str(input.sizes()));
   const bool unbatched = input.dim() == 2;
   const bool batch_first = config_.batch_first;
   const Tensor x = unbatched ? input.unsqueeze(batch_first ? 0 : 1) : input;
-  LOOM_CHECK(x.size(2) == config_.input_size, type, ": input.size(-1) must be equal to input_size. Expected ",
+  LOOM_CHECK(x.size(2) == config_.input_size, name(), ": input.size(-1) must be equal to input_size. Expected ",
              config_.input_size, ", got ", x.size(2));
   const int64_t batch = x.size(batch_first ? 0 : 1);
   const int64_t directions = config_.bidirectional ? 2 : 1;
@@ -95,7 +94,7 @@ std::tuple<Tensor, Tensor, Tensor> RNNImplBase::run(const Tensor& input, Tensor 
   auto prepare_state = [&](Tensor s, const char* what) {
     if (!s.defined()) return zeros(state_shape, x.dtype(), x.device());
     if (unbatched) s = s.unsqueeze(1);
-    LOOM_CHECK(s.sizes() == state_shape, type, ": Expected hidden size ", shape_str(state_shape), ", got ",
+    LOOM_CHECK(s.sizes() == state_shape, name(), ": Expected hidden size ", shape_str(state_shape), ", got ",
                shape_str(s.sizes()), " (for ", what, ")");
     return s;
   };
