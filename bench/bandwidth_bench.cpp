@@ -64,4 +64,38 @@ void loom_sum_16M(benchmark::State& state) {
 }
 BENCHMARK(loom_sum_16M)->UseRealTime();
 
+// One row per family the shared op tables and scalar semantics serve
+// (plugin_api/loom/plugin/elementwise_ops.h, scalar_ops.hpp): a binary
+// extremum with NaN rules, a comparison with a bool output, a float unary and
+// a Welford reduction. Bytes: inputs read plus the output written.
+void loom_maximum_16M(benchmark::State& state) {
+  auto b = loom::ones({kN});
+  auto c = loom::full({kN}, 2.0);
+  for (auto _ : state) benchmark::DoNotOptimize(loom::maximum(b, c));
+  state.SetBytesProcessed(state.iterations() * kN * 12);
+}
+BENCHMARK(loom_maximum_16M)->UseRealTime();
+
+void loom_lt_16M(benchmark::State& state) {
+  auto b = loom::ones({kN});
+  auto c = loom::full({kN}, 2.0);
+  for (auto _ : state) benchmark::DoNotOptimize(loom::lt(b, c));
+  state.SetBytesProcessed(state.iterations() * kN * 9);
+}
+BENCHMARK(loom_lt_16M)->UseRealTime();
+
+void loom_sigmoid_16M(benchmark::State& state) {
+  auto a = loom::full({kN}, 0.5);
+  for (auto _ : state) benchmark::DoNotOptimize(loom::sigmoid(a));
+  state.SetBytesProcessed(state.iterations() * kN * 8);
+}
+BENCHMARK(loom_sigmoid_16M)->UseRealTime();
+
+void loom_var_16M(benchmark::State& state) {
+  auto a = loom::full({kN}, 0.5);
+  for (auto _ : state) benchmark::DoNotOptimize(a.var());
+  state.SetBytesProcessed(state.iterations() * kN * 4);
+}
+BENCHMARK(loom_var_16M)->UseRealTime();
+
 }  // namespace

@@ -53,6 +53,40 @@ void torch_sum_16M(benchmark::State& state) {
 }
 BENCHMARK(torch_sum_16M)->UseRealTime();
 
+void torch_maximum_16M(benchmark::State& state) {
+  const int64_t n = int64_t{1} << 24;
+  auto b = at::ones({n});
+  auto c = at::full({n}, 2.0);
+  for (auto _ : state) benchmark::DoNotOptimize(at::maximum(b, c));
+  state.SetBytesProcessed(state.iterations() * n * 12);
+}
+BENCHMARK(torch_maximum_16M)->UseRealTime();
+
+void torch_lt_16M(benchmark::State& state) {
+  const int64_t n = int64_t{1} << 24;
+  auto b = at::ones({n});
+  auto c = at::full({n}, 2.0);
+  for (auto _ : state) benchmark::DoNotOptimize(at::lt(b, c));
+  state.SetBytesProcessed(state.iterations() * n * 9);
+}
+BENCHMARK(torch_lt_16M)->UseRealTime();
+
+void torch_sigmoid_16M(benchmark::State& state) {
+  const int64_t n = int64_t{1} << 24;
+  auto a = at::full({n}, 0.5);
+  for (auto _ : state) benchmark::DoNotOptimize(at::sigmoid(a));
+  state.SetBytesProcessed(state.iterations() * n * 8);
+}
+BENCHMARK(torch_sigmoid_16M)->UseRealTime();
+
+void torch_var_16M(benchmark::State& state) {
+  const int64_t n = int64_t{1} << 24;
+  auto a = at::full({n}, 0.5);
+  for (auto _ : state) benchmark::DoNotOptimize(a.var());
+  state.SetBytesProcessed(state.iterations() * n * 4);
+}
+BENCHMARK(torch_var_16M)->UseRealTime();
+
 void torch_sgemm(benchmark::State& state) {
   const int64_t n = state.range(0);
   auto a = at::rand({n, n});
