@@ -11,58 +11,31 @@
 #include "binary_loops.hpp"
 #include "common.hpp"
 
+#include <loom/plugin/scalar_ops.hpp>
+
 #include <cstdint>
 #include <type_traits>
 
 namespace loom::cpu {
 namespace {
 
-// Predicates on value_t<T>: float for the 16-bit floats, so NaN compares
-// unequal to everything; signed integers compare as signed.
-struct Eq {
-  template <class V> bool operator()(V a, V b) const { return a == b; }
-};
-struct Ne {
-  template <class V> bool operator()(V a, V b) const { return a != b; }
-};
-struct Lt {
-  template <class V> bool operator()(V a, V b) const { return a < b; }
-};
-struct Le {
-  template <class V> bool operator()(V a, V b) const { return a <= b; }
-};
-struct Gt {
-  template <class V> bool operator()(V a, V b) const { return a > b; }
-};
-struct Ge {
-  template <class V> bool operator()(V a, V b) const { return a >= b; }
-};
-// Non-short-circuit & and | keep the loops branch-free.
-struct LogicalAnd {
-  template <class V> bool operator()(V a, V b) const { return (a != V(0)) & (b != V(0)); }
-};
-struct LogicalOr {
-  template <class V> bool operator()(V a, V b) const { return (a != V(0)) | (b != V(0)); }
-};
-struct LogicalXor {
-  template <class V> bool operator()(V a, V b) const { return (a != V(0)) != (b != V(0)); }
-};
-
-// A predicate on storage values of T, its result stored as O (0 or 1).
-template <class O, class T, class P>
-struct Predicate {
-  O operator()(T a, T b) const { return plugin::cast<O>(P{}(value_t<T>(a), value_t<T>(b))); }
-};
-
-struct BitAnd {
-  template <class T> T operator()(T a, T b) const { return static_cast<T>(a & b); }
-};
-struct BitOr {
-  template <class T> T operator()(T a, T b) const { return static_cast<T>(a | b); }
-};
-struct BitXor {
-  template <class T> T operator()(T a, T b) const { return static_cast<T>(a ^ b); }
-};
+// The predicates and bitwise functors are loom's shared reference semantics
+// (loom/plugin/scalar_ops.hpp): NaN compares unequal to everything, signed
+// integers compare as signed.
+using plugin::ops::BitAnd;
+using plugin::ops::BitOr;
+using plugin::ops::BitXor;
+using plugin::ops::Eq;
+using plugin::ops::Ge;
+using plugin::ops::Gt;
+using plugin::ops::Le;
+using plugin::ops::LogicalAnd;
+using plugin::ops::LogicalOr;
+using plugin::ops::LogicalXor;
+using plugin::ops::Lt;
+using plugin::ops::Ne;
+using plugin::ops::Predicate;
+using plugin::ops::Select;
 
 // `SameDtypeOut`: the output may also have the inputs' dtype (the in-place
 // logical ops); otherwise it must be bool.
@@ -82,24 +55,17 @@ void predicate_op(const LoomKernelCall& c, const char* name) {
   });
 }
 
-template <class F>
+template <template <class> class F>
 void bitwise_op(const LoomKernelCall& c, const char* name) {
   const auto [out, a, b] = binary_args(c, name);
   dispatch<DTypes::All>(out.dtype, name, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (plugin::is_floating_v<T>) fail_dtype(name, out.dtype);
-    else apply_elementwise<T>(out, F{}, In<T>{a}, In<T>{b});
+    else apply_elementwise<T>(out, F<T>{}, In<T>{a}, In<T>{b});
   });
 }
 
-// where moves bit patterns, so it dispatches on the element size alone; the
-// condition is read as bytes (0 or 1) because GCC 12 cannot vectorise a
-// bool -> integer conversion.
-template <class U>
-struct Select {
-  U operator()(uint8_t m, U x, U y) const { return m ? x : y; }
-};
-
+// where moves bit patterns, so it dispatches on the element size alone.
 void where(const LoomKernelCall& c) {
   expect_arity(c, "where", 3, 1);
   const LoomTensorDesc& out = c.outputs[0];
@@ -144,7 +110,6 @@ void bitwise_xor(const LoomKernelCall& c) { bitwise_op<BitXor>(c, "bitwise_xor")
 // other's), not of the bool result.
 void register_compare_kernels(plugin::Registrar& r) {
   using plugin::kernel;
-  constexpr uint64_t kIntegralMask = kAllMask & ~kFloatingMask;  // with bool
   r.kernel("eq", "cpu", kernel<eq>, kAllMask);
   r.kernel("ne", "cpu", kernel<ne>, kAllMask);
   r.kernel("lt", "cpu", kernel<lt>, kAllMask);
@@ -157,12 +122,12 @@ void register_compare_kernels(plugin::Registrar& r) {
   r.kernel("logical_and_", "cpu", kernel<logical_and>, kAllMask);
   r.kernel("logical_or_", "cpu", kernel<logical_or>, kAllMask);
   r.kernel("logical_xor_", "cpu", kernel<logical_xor>, kAllMask);
-  r.kernel("bitwise_and", "cpu", kernel<bitwise_and>, kIntegralMask);
-  r.kernel("bitwise_or", "cpu", kernel<bitwise_or>, kIntegralMask);
-  r.kernel("bitwise_xor", "cpu", kernel<bitwise_xor>, kIntegralMask);
-  r.kernel("bitwise_and_", "cpu", kernel<bitwise_and>, kIntegralMask);
-  r.kernel("bitwise_or_", "cpu", kernel<bitwise_or>, kIntegralMask);
-  r.kernel("bitwise_xor_", "cpu", kernel<bitwise_xor>, kIntegralMask);
+  r.kernel("bitwise_and", "cpu", kernel<bitwise_and>, kIntegralOrBoolMask);
+  r.kernel("bitwise_or", "cpu", kernel<bitwise_or>, kIntegralOrBoolMask);
+  r.kernel("bitwise_xor", "cpu", kernel<bitwise_xor>, kIntegralOrBoolMask);
+  r.kernel("bitwise_and_", "cpu", kernel<bitwise_and>, kIntegralOrBoolMask);
+  r.kernel("bitwise_or_", "cpu", kernel<bitwise_or>, kIntegralOrBoolMask);
+  r.kernel("bitwise_xor_", "cpu", kernel<bitwise_xor>, kIntegralOrBoolMask);
   r.kernel("where", "cpu", kernel<where>, kAllMask);
 }
 

@@ -36,35 +36,6 @@ struct In {
   const LoomTensorDesc& d;
 };
 
-// The arithmetic type of a storage type: float for the 16-bit floats, the
-// type itself otherwise (signed integers stay signed, unlike compute_t, for
-// the ops whose results depend on the sign: comparisons, floor division).
-template <class T>
-using value_t = std::conditional_t<plugin::is_half_v<T>, float, T>;
-
-// c ? a : b on floats as a blend of bit patterns. A ?: whose arms are
-// computed ends up as branches, and GCC will not if-convert them back (a
-// float op might trap), which stops the loop from vectorising.
-template <class V>
-V blend(bool c, V a, V b) {
-  using U = std::conditional_t<sizeof(V) == 4, uint32_t, uint64_t>;
-  const U m = U(0) - U(c);
-  return std::bit_cast<V>((std::bit_cast<U>(a) & m) | (std::bit_cast<U>(b) & ~m));
-}
-
-// lerp(self, end, weight) (the op, and Adam's running averages). Two
-// branches so that w == 0 gives exactly `self` and w == 1 exactly `end`; the
-// split at |w| < 0.5 is PyTorch's, so rounding matches it for any w.
-template <class T>
-struct Lerp {
-  T operator()(T s, T e, T w) const {
-    using V = value_t<T>;
-    const V x = s, y = e, t = w, d = y - x;
-    const V abs_t = t < V(0) ? -t : t;
-    return static_cast<T>(blend(abs_t < V(0.5), x + t * d, y - d * (V(1) - t)));
-  }
-};
-
 namespace binary_detail {
 
 template <class T>

@@ -1,11 +1,13 @@
 // Shared by every CPU kernel file: argument checks that cost a few branches
-// on success and build their message only on failure, dtype dispatch, the
-// OpenMP work splitter and scalar conversion.
+// on success and build their message only on failure, dtype dispatch (the
+// shared visitor), the OpenMP work splitter and scalar conversion.
 #pragma once
 
 #include <loom/plugin.hpp>
 #include <loom/plugin/cast.hpp>
+#include <loom/plugin/dtype_visit.hpp>
 #include <loom/plugin/half.hpp>
+#include <loom/plugin/opmath.hpp>
 
 #include <omp.h>
 
@@ -83,69 +85,23 @@ inline bool all_contiguous(const D&... t) {
 
 // ------------------------------------------------------------- dispatch ---
 
+// Dtype classes, their masks and the visitor are loom's shared ones
+// (loom/plugin/dtype_visit.hpp); the compute types too (loom/plugin/opmath.hpp).
+using plugin::arith_t;
+using plugin::DTypes;
+using plugin::from_arith;
+using plugin::kAllMask;
+using plugin::kFloatingMask;
+using plugin::kIntegralOrBoolMask;
+using plugin::kNoBoolMask;
+using plugin::opmath_t;
+using plugin::to_arith;
+
 // Calls f(T{}) for the C++ type of `dtype` when it is in the dtype class;
 // otherwise LOOM_STATUS_UNSUPPORTED naming op and dtype.
-enum class DTypes { All, NoBool, Floating };
-
 template <DTypes Set, class F>
 inline void dispatch(int32_t dtype, const char* op, F&& f) {
-  if constexpr (Set == DTypes::All) {
-    if (dtype == LOOM_DTYPE_BOOL) return f(bool{});
-  }
-  if constexpr (Set != DTypes::Floating) {
-    switch (dtype) {
-      case LOOM_DTYPE_UINT8: return f(uint8_t{});
-      case LOOM_DTYPE_INT8: return f(int8_t{});
-      case LOOM_DTYPE_INT16: return f(int16_t{});
-      case LOOM_DTYPE_INT32: return f(int32_t{});
-      case LOOM_DTYPE_INT64: return f(int64_t{});
-      default: break;
-    }
-  }
-  switch (dtype) {
-    case LOOM_DTYPE_FLOAT16: return f(Half{});
-    case LOOM_DTYPE_BFLOAT16: return f(BFloat16{});
-    case LOOM_DTYPE_FLOAT32: return f(float{});
-    case LOOM_DTYPE_FLOAT64: return f(double{});
-    default: break;
-  }
-  fail_dtype(op, dtype);
-}
-
-// The masks matching each class, for registration.
-inline constexpr uint64_t kFloatingMask =
-    LOOM_DTYPE_BIT(LOOM_DTYPE_FLOAT16) | LOOM_DTYPE_BIT(LOOM_DTYPE_BFLOAT16) |
-    LOOM_DTYPE_BIT(LOOM_DTYPE_FLOAT32) | LOOM_DTYPE_BIT(LOOM_DTYPE_FLOAT64);
-inline constexpr uint64_t kAllMask = (uint64_t{1} << LOOM_DTYPE_COUNT) - 1;
-inline constexpr uint64_t kNoBoolMask = kAllMask & ~LOOM_DTYPE_BIT(LOOM_DTYPE_BOOL);
-
-// ----------------------------------------------------------- arithmetic ---
-
-// The type a dtype computes in: 16-bit floats widen to float; integers use
-// the unsigned type of at least 32 bits so overflow wraps (two's complement,
-// like PyTorch) instead of being undefined; bool stays bool.
-template <class T>
-struct ComputeType {
-  using type = T;
-};
-template <> struct ComputeType<Half> { using type = float; };
-template <> struct ComputeType<BFloat16> { using type = float; };
-template <> struct ComputeType<uint8_t> { using type = uint32_t; };
-template <> struct ComputeType<int8_t> { using type = uint32_t; };
-template <> struct ComputeType<int16_t> { using type = uint32_t; };
-template <> struct ComputeType<int32_t> { using type = uint32_t; };
-template <> struct ComputeType<int64_t> { using type = uint64_t; };
-template <class T>
-using compute_t = typename ComputeType<T>::type;
-
-// Storage -> compute and back. Integer round trips are modular (C++20).
-template <class T>
-inline compute_t<T> widen(T v) {
-  return static_cast<compute_t<T>>(v);
-}
-template <class T>
-inline T narrow(compute_t<T> v) {
-  return static_cast<T>(v);
+  plugin::visit_dtype<Set>(dtype, "cpu", op, f);
 }
 
 // A Scalar argument (bool, int or float) as a value of dtype-type T, with

@@ -22,7 +22,7 @@ inline void tap_range(int64_t off, int64_t s, int64_t hi, int64_t n, int64_t& fi
 
 template <class T>
 void forward(const ConvProblem& p) {
-  using A = compute_t<T>;
+  using A = arith_t<T>;
   const T* x = static_cast<const T*>(p.x);
   const T* w = static_cast<const T*>(p.w);
   const T* b = static_cast<const T*>(p.b);
@@ -33,14 +33,14 @@ void forward(const ConvProblem& p) {
     std::vector<A> acc(static_cast<size_t>(plane));
     for (int64_t no = lo; no < hi; ++no) {
       const int64_t n = no / p.O, o = no % p.O, g = o / Og;
-      std::fill(acc.begin(), acc.end(), b ? widen(b[o * p.bs]) : A{});
+      std::fill(acc.begin(), acc.end(), b ? to_arith(b[o * p.bs]) : A{});
       for (int64_t c = 0; c < Cg; ++c) {
         const T* xp = x + n * p.xs[0] + (g * Cg + c) * p.xs[1];
         for (int64_t kh = 0; kh < p.kH; ++kh) {
           int64_t oh0, oh1;
           tap_range(kh * p.dil[0] - p.pad[0], p.stride[0], p.H, p.OH, oh0, oh1);
           for (int64_t kw = 0; kw < p.kW; ++kw) {
-            const A wv = widen(w[o * p.ws[0] + c * p.ws[1] + kh * p.ws[2] + kw * p.ws[3]]);
+            const A wv = to_arith(w[o * p.ws[0] + c * p.ws[1] + kh * p.ws[2] + kw * p.ws[3]]);
             const int64_t woff = kw * p.dil[1] - p.pad[1];
             int64_t ow0, ow1;
             tap_range(woff, p.stride[1], p.W, p.OW, ow0, ow1);
@@ -49,7 +49,7 @@ void forward(const ConvProblem& p) {
               A* ar = acc.data() + oh * p.OW;
               const int64_t step = p.stride[1] * p.xs[3];
               const T* xi = xr + (ow0 * p.stride[1] + woff) * p.xs[3];
-              for (int64_t ow = ow0; ow < ow1; ++ow, xi += step) ar[ow] += wv * widen(*xi);
+              for (int64_t ow = ow0; ow < ow1; ++ow, xi += step) ar[ow] += wv * to_arith(*xi);
             }
           }
         }
@@ -57,7 +57,7 @@ void forward(const ConvProblem& p) {
       T* yp = y + n * p.ys[0] + o * p.ys[1];
       for (int64_t oh = 0; oh < p.OH; ++oh)
         for (int64_t ow = 0; ow < p.OW; ++ow)
-          yp[oh * p.ys[2] + ow * p.ys[3]] = narrow<T>(acc[static_cast<size_t>(oh * p.OW + ow)]);
+          yp[oh * p.ys[2] + ow * p.ys[3]] = from_arith<T>(acc[static_cast<size_t>(oh * p.OW + ow)]);
     }
   });
 }
@@ -66,7 +66,7 @@ void forward(const ConvProblem& p) {
 // Each task owns one output plane, so the scatter needs no synchronisation.
 template <class T>
 void transposed(const ConvProblem& p) {
-  using A = compute_t<T>;
+  using A = arith_t<T>;
   const T* x = static_cast<const T*>(p.x);
   const T* w = static_cast<const T*>(p.w);
   const T* b = static_cast<const T*>(p.b);
@@ -77,7 +77,7 @@ void transposed(const ConvProblem& p) {
     std::vector<A> acc(static_cast<size_t>(plane));
     for (int64_t no = lo; no < hi; ++no) {
       const int64_t n = no / p.O, o = no % p.O, g = o / Og, ol = o % Og;
-      std::fill(acc.begin(), acc.end(), b ? widen(b[o * p.bs]) : A{});
+      std::fill(acc.begin(), acc.end(), b ? to_arith(b[o * p.bs]) : A{});
       for (int64_t c = 0; c < Cg; ++c) {
         const int64_t ci = g * Cg + c;
         const T* xp = x + n * p.xs[0] + ci * p.xs[1];
@@ -85,7 +85,7 @@ void transposed(const ConvProblem& p) {
           int64_t ih0, ih1;
           tap_range(kh * p.dil[0] - p.pad[0], p.stride[0], p.OH, p.H, ih0, ih1);
           for (int64_t kw = 0; kw < p.kW; ++kw) {
-            const A wv = widen(w[ci * p.ws[0] + ol * p.ws[1] + kh * p.ws[2] + kw * p.ws[3]]);
+            const A wv = to_arith(w[ci * p.ws[0] + ol * p.ws[1] + kh * p.ws[2] + kw * p.ws[3]]);
             const int64_t woff = kw * p.dil[1] - p.pad[1];
             int64_t iw0, iw1;
             tap_range(woff, p.stride[1], p.OW, p.W, iw0, iw1);
@@ -93,7 +93,7 @@ void transposed(const ConvProblem& p) {
               A* ar = acc.data() + (ih * p.stride[0] + kh * p.dil[0] - p.pad[0]) * p.OW;
               const T* xr = xp + ih * p.xs[2];
               for (int64_t iw = iw0; iw < iw1; ++iw)
-                ar[iw * p.stride[1] + woff] += wv * widen(xr[iw * p.xs[3]]);
+                ar[iw * p.stride[1] + woff] += wv * to_arith(xr[iw * p.xs[3]]);
             }
           }
         }
@@ -101,7 +101,7 @@ void transposed(const ConvProblem& p) {
       T* yp = y + n * p.ys[0] + o * p.ys[1];
       for (int64_t oh = 0; oh < p.OH; ++oh)
         for (int64_t ow = 0; ow < p.OW; ++ow)
-          yp[oh * p.ys[2] + ow * p.ys[3]] = narrow<T>(acc[static_cast<size_t>(oh * p.OW + ow)]);
+          yp[oh * p.ys[2] + ow * p.ys[3]] = from_arith<T>(acc[static_cast<size_t>(oh * p.OW + ow)]);
     }
   });
 }

@@ -6,6 +6,7 @@
 // once per shape. Same design as matmul_onednn.cpp's cache.
 #pragma once
 
+#include <loom/plugin/lru_cache.hpp>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <omp.h>
 
@@ -13,7 +14,6 @@
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 namespace loom::cpu::onednn {
@@ -54,49 +54,9 @@ inline dnnl::stream& thread_stream() {
   return s;
 }
 
+// Primitives are planned once per problem shape: loom's shared LRU cache.
 template <class Entry>
-class Cache {
- public:
-  explicit Cache(size_t capacity) : capacity_(capacity) {}
-
-  // The entry for `key`, built by `make` on a miss (outside the lock: a
-  // build may JIT for milliseconds). Shared ownership keeps an entry alive
-  // while another thread runs it, even if it is evicted meanwhile.
-  template <class Make>
-  std::shared_ptr<const Entry> get(const std::vector<int64_t>& key, Make&& make) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      for (auto& s : slots_) {
-        if (s.key == key) {
-          s.last_use = ++clock_;
-          return s.entry;
-        }
-      }
-    }
-    auto fresh = std::make_shared<const Entry>(make());
-    std::lock_guard<std::mutex> lock(mu_);
-    Slot slot{key, fresh, ++clock_};
-    if (slots_.size() >= capacity_) {
-      auto lru = std::min_element(slots_.begin(), slots_.end(),
-                                  [](const Slot& x, const Slot& y) { return x.last_use < y.last_use; });
-      *lru = std::move(slot);
-    } else {
-      slots_.push_back(std::move(slot));
-    }
-    return fresh;
-  }
-
- private:
-  struct Slot {
-    std::vector<int64_t> key;
-    std::shared_ptr<const Entry> entry;
-    uint64_t last_use = 0;
-  };
-  size_t capacity_;
-  std::mutex mu_;
-  uint64_t clock_ = 0;
-  std::vector<Slot> slots_;
-};
+using Cache = plugin::LruCache<Entry>;
 
 // A per-thread, 64-byte aligned buffer that only grows: reordered operands
 // are tens of MB, and fresh allocations that size cost page faults per call.

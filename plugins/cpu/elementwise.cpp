@@ -1,13 +1,15 @@
 // Elementwise arithmetic: add, sub, mul, div, neg, relu, exp.
 //
-// Each op is a small functor on storage values that computes in
-// compute_t<T> (float for 16-bit floats, wrapping unsigned for integers, so
-// integer overflow wraps like PyTorch instead of being undefined). The loops
-// and their fast paths are in loops.hpp.
+// Each op is a functor on storage values from loom/plugin/scalar_ops.hpp
+// (computing in arith_t<T>: float for 16-bit floats, wrapping unsigned for
+// integers, so integer overflow wraps like PyTorch instead of being
+// undefined). The loops and their fast paths are in loops.hpp.
 #include "binary_kernels.hpp"
 #include "common.hpp"
 #include "kernels.hpp"
 #include "loops.hpp"
+
+#include <loom/plugin/scalar_ops.hpp>
 
 #include <cmath>
 #include <type_traits>
@@ -18,67 +20,25 @@ namespace {
 // alpha of add/sub in the compute type. Integers go through int64 so a
 // negative alpha wraps correctly into the unsigned compute type.
 template <class T>
-compute_t<T> alpha_as(const LoomValue& v) {
+arith_t<T> alpha_as(const LoomValue& v) {
   if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
-    return static_cast<compute_t<T>>(scalar_as<int64_t>(v));
+    return static_cast<arith_t<T>>(scalar_as<int64_t>(v));
   else
-    return scalar_as<compute_t<T>>(v);
+    return scalar_as<arith_t<T>>(v);
 }
 
-// bool: logical or (alpha false adds nothing).
-template <class T>
-struct Add {
-  compute_t<T> alpha;
-  T operator()(T a, T b) const {
-    if constexpr (std::is_same_v<T, bool>) return a || (alpha && b);
-    else return narrow<T>(widen(a) + alpha * widen(b));
-  }
-};
-
-template <class T>
-struct Sub {
-  compute_t<T> alpha;
-  T operator()(T a, T b) const { return narrow<T>(widen(a) - alpha * widen(b)); }
-};
-
-// bool: logical and.
-template <class T>
-struct Mul {
-  T operator()(T a, T b) const {
-    if constexpr (std::is_same_v<T, bool>) return a && b;
-    else return narrow<T>(widen(a) * widen(b));
-  }
-};
-
-template <class T>
-struct Div {
-  T operator()(T a, T b) const { return narrow<T>(widen(a) / widen(b)); }
-};
-
-// Unsigned negation wraps, which is exactly two's complement negation.
-template <class T>
-struct Neg {
-  T operator()(T a) const { return narrow<T>(-widen(a)); }
-};
-
-// NaN fails `< 0` and passes through, as in PyTorch.
-template <class T>
-struct Relu {
-  T operator()(T a) const {
-    if constexpr (std::is_unsigned_v<T>) {
-      return a;
-    } else if constexpr (std::is_integral_v<T>) {
-      return a < 0 ? T(0) : a;
-    } else {
-      const compute_t<T> x = widen(a);
-      return narrow<T>(x < 0 ? compute_t<T>(0) : x);
-    }
-  }
-};
+// The functors are loom's shared reference semantics
+// (loom/plugin/scalar_ops.hpp); exp is the one float-rule op here.
+using plugin::ops::Add;
+using plugin::ops::Div;
+using plugin::ops::Mul;
+using plugin::ops::Neg;
+using plugin::ops::Relu;
+using plugin::ops::Sub;
 
 template <class T>
 struct Exp {
-  T operator()(T a) const { return narrow<T>(std::exp(widen(a))); }
+  T operator()(T a) const { return from_arith<T>(std::exp(to_arith(a))); }
 };
 
 template <template <class> class Op, DTypes Set, bool HasAlpha>

@@ -16,11 +16,6 @@ void fail(int32_t code, const char* fmt, ...) {
   throw plugin::Failure(code, buf);
 }
 
-void fail_dtype(const char* op, int32_t dtype) {
-  if (dtype >= 0 && dtype < LOOM_DTYPE_COUNT)
-    fail(LOOM_STATUS_UNSUPPORTED, "cpu %s: dtype %s is not supported", op,
-         plugin::dtype_name(dtype));
-  fail(LOOM_STATUS_UNSUPPORTED, "cpu %s: unknown dtype code %d", op, dtype);
-}
+void fail_dtype(const char* op, int32_t dtype) { plugin::fail_unsupported_dtype("cpu", op, dtype); }
 
 }  // namespace loom::cpu

@@ -126,22 +126,22 @@ void update_row(T* dst, const T* src, int64_t n, Acc a, bool scaled) {
   if constexpr (C == Combine::Assign) {
     std::memmove(dst, src, static_cast<size_t>(n) * sizeof(T));
   } else if (scaled) {
-    for (int64_t k = 0; k < n; ++k) dst[k] = narrow<T>(static_cast<Acc>(widen(dst[k]) + static_cast<Acc>(widen(src[k]) * a)));
+    for (int64_t k = 0; k < n; ++k) dst[k] = from_arith<T>(static_cast<Acc>(to_arith(dst[k]) + static_cast<Acc>(to_arith(src[k]) * a)));
   } else {
-    for (int64_t k = 0; k < n; ++k) dst[k] = narrow<T>(static_cast<Acc>(widen(dst[k]) + widen(src[k])));
+    for (int64_t k = 0; k < n; ++k) dst[k] = from_arith<T>(static_cast<Acc>(to_arith(dst[k]) + to_arith(src[k])));
   }
 }
 
 template <Combine C, class T, class I>
 void scatter_typed(const LoomTensorDesc& self, const LoomTensorDesc& index, const LoomTensorDesc& src,
                    int32_t dim, const LoomValue* alpha, BadIndex& bad) {
-  using Acc = compute_t<T>;
+  using Acc = arith_t<T>;
   T* ps = plugin::data_ptr<T>(self);
   const I* pi = plugin::data_ptr<const I>(index);
   const T* pv = plugin::data_ptr<const T>(src);
   Acc a = Acc(1);
   if constexpr (C == Combine::Add)
-    if (alpha) a = widen(scalar_as<T>(*alpha));
+    if (alpha) a = to_arith(scalar_as<T>(*alpha));
   const bool scaled = !(a == Acc(1));
   // Kept dims: every dim of the loop (index) shape but `dim`.
   int64_t shape[plugin::kMaxIterDims], s0[plugin::kMaxIterDims], s1[plugin::kMaxIterDims],
@@ -165,9 +165,9 @@ void scatter_typed(const LoomTensorDesc& self, const LoomTensorDesc& index, cons
     if constexpr (C == Combine::Assign) {
       dst = v;
     } else {
-      Acc x = widen(v);
+      Acc x = to_arith(v);
       if (scaled) x = static_cast<Acc>(x * a);
-      dst = narrow<T>(static_cast<Acc>(widen(dst) + x));
+      dst = from_arith<T>(static_cast<Acc>(to_arith(dst) + x));
     }
   };
   // Walk `dim` outside (the inner loop then runs along a kept run) when the

@@ -7,16 +7,20 @@
 #include "common.hpp"
 #include "kernels.hpp"
 
+#include <loom/plugin/scalar_ops.hpp>
+
 #include <cmath>
 
 namespace loom::cpu {
+
+using plugin::ops::Lerp;
 namespace {
 
 template <class T>
 struct AdamUpdate {
   double step_size, eps;
   T operator()(T p, T m, T v) const {
-    using V = value_t<T>;
+    using V = opmath_t<T>;
     const V x = p, mm = m, vv = v;
     return static_cast<T>(x - static_cast<V>(step_size) * mm / (std::sqrt(vv) + static_cast<V>(eps)));
   }
@@ -45,7 +49,7 @@ struct AdamStep {
   double decay, beta1, beta2, step_size, eps;
 
   void operator()(T& p, T g, T& m, T& v) const {
-    using V = value_t<T>;
+    using V = opmath_t<T>;
     const V gg = g;
     const V x = decay == 1.0 ? V(p) : V(p) * static_cast<V>(decay);
     const V m1 = Lerp<V>{}(m, gg, static_cast<V>(1 - beta1));

@@ -88,7 +88,7 @@ void for_planes(const Plane& p, int64_t work_per_plane, F&& f) {
 template <class T>
 void max_pool_rows(const Plane& p, const int64_t* k, const int64_t* s, const int64_t* pd,
                    const T* x, T* y) {
-  using A = compute_t<T>;
+  using A = arith_t<T>;
   // Interior columns: the whole window inside [0, W).
   const int64_t ow_a = std::min(p.OW, (pd[1] + s[1] - 1) / s[1]);
   const int64_t lim = p.W - k[1] + pd[1];
@@ -109,7 +109,7 @@ void max_pool_rows(const Plane& p, const int64_t* k, const int64_t* s, const int
           const int64_t w0 = ow * st + off;
           A m = b[ow];
           for (int64_t kw = std::max<int64_t>(0, -w0); kw < std::min(kw_n, p.W - w0); ++kw) {
-            const A v = widen(xr[w0 + kw]);
+            const A v = to_arith(xr[w0 + kw]);
             m = max_step(m, v);
           }
           b[ow] = m;
@@ -119,7 +119,7 @@ void max_pool_rows(const Plane& p, const int64_t* k, const int64_t* s, const int
           for (int64_t ow = ow_a; ow < ow_b; ++ow) {
             const T* q = xr + ow * 2 + off;
             A m = b[ow];
-            const A v0 = widen(q[0]), v1 = widen(q[1]), v2 = widen(q[2]);
+            const A v0 = to_arith(q[0]), v1 = to_arith(q[1]), v2 = to_arith(q[2]);
             m = max_step(m, v0);
             m = max_step(m, v1);
             m = max_step(m, v2);
@@ -130,7 +130,7 @@ void max_pool_rows(const Plane& p, const int64_t* k, const int64_t* s, const int
             const T* q = xr + ow * st + off;
             A m = b[ow];
             for (int64_t kw = 0; kw < kw_n; ++kw) {
-              const A v = widen(q[kw]);
+              const A v = to_arith(q[kw]);
               m = max_step(m, v);
             }
             b[ow] = m;
@@ -139,7 +139,7 @@ void max_pool_rows(const Plane& p, const int64_t* k, const int64_t* s, const int
         for (int64_t ow = ow_b; ow < p.OW; ++ow) edge(ow);
       }
       T* yr = y + n * p.ys[0] + ch * p.ys[1] + oh * p.ys[2];
-      for (int64_t ow = 0; ow < p.OW; ++ow) yr[ow * p.ys[3]] = narrow<T>(b[ow]);
+      for (int64_t ow = 0; ow < p.OW; ++ow) yr[ow * p.ys[3]] = from_arith<T>(b[ow]);
     }
   });
 }
@@ -241,7 +241,7 @@ void max_pool_2x2(const Plane& p, const T* x, T* y, int64_t* ind, const int64_t*
 
 template <class T>
 void max_pool(const LoomKernelCall& c, const Plane& p) {
-  using A = compute_t<T>;
+  using A = arith_t<T>;
   const int64_t *k = pair(c, 0, "max_pool2d"), *s = pair(c, 1, "max_pool2d"),
                 *pd = pair(c, 2, "max_pool2d"), *d = pair(c, 3, "max_pool2d");
   const T* x = plugin::data_ptr<const T>(c.inputs[0]);
@@ -273,7 +273,7 @@ void max_pool(const LoomKernelCall& c, const Plane& p) {
           const T* xr = xp + ih * p.xs[2];
           for (int64_t kw = kw0; kw < kw1; ++kw) {
             const int64_t iw = w0 + kw * d[1];
-            const A v = widen(xr[iw * p.xs[3]]);
+            const A v = to_arith(xr[iw * p.xs[3]]);
             // max_step with the index riding along (selects, see max_step).
             const int64_t i = ih * p.W + iw;
             const bool gt = v > best;
@@ -285,7 +285,7 @@ void max_pool(const LoomKernelCall& c, const Plane& p) {
             }
           }
         }
-        y[n * p.ys[0] + ch * p.ys[1] + oh * p.ys[2] + ow * p.ys[3]] = narrow<T>(best);
+        y[n * p.ys[0] + ch * p.ys[1] + oh * p.ys[2] + ow * p.ys[3]] = from_arith<T>(best);
         if (ind) ind[n * is[0] + ch * is[1] + oh * is[2] + ow * is[3]] = best_i;
       }
     }
@@ -298,11 +298,11 @@ inline A to_acc(T v) {
   if constexpr (std::is_integral_v<T>)
     return static_cast<A>(v);
   else
-    return static_cast<A>(widen(v));
+    return static_cast<A>(to_arith(v));
 }
 
 template <class T>
-using avg_acc_t = std::conditional_t<std::is_floating_point_v<compute_t<T>>, double, int64_t>;
+using avg_acc_t = std::conditional_t<std::is_floating_point_v<arith_t<T>>, double, int64_t>;
 
 template <class T>
 void avg_pool(const LoomKernelCall& c, const Plane& p) {

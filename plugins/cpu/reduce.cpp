@@ -8,44 +8,11 @@
 #include "reduce_driver.hpp"
 #include "reduce_ops.hpp"
 
+#include <loom/plugin/reduce_dims.hpp>
+
 namespace loom::cpu {
 namespace reduce {
 namespace {
-
-// values[0] -> reduced[0, ndim). NONE or an empty list: every dim; an INT is
-// taken as a one-element list. A 0-d input accepts dim 0 (PyTorch wraps
-// dim 0 and -1 of a scalar) and reduces nothing.
-void read_dims(const LoomValue& v, int32_t ndim, const char* op, bool* reduced) {
-  const bool all = v.kind == LOOM_VALUE_NONE || (v.kind == LOOM_VALUE_INT_LIST && v.u.ints.size == 0);
-  if (!all && v.kind != LOOM_VALUE_INT_LIST && v.kind != LOOM_VALUE_INT)
-    fail(LOOM_STATUS_INVALID_ARGUMENT, "cpu %s: dim must be an int list (value kind %d)", op, v.kind);
-  for (int32_t d = 0; d < ndim; ++d) reduced[d] = all;
-  if (all) return;
-  const int64_t* list = v.kind == LOOM_VALUE_INT ? &v.u.i : v.u.ints.data;
-  const int64_t size = v.kind == LOOM_VALUE_INT ? 1 : v.u.ints.size;
-  for (int64_t i = 0; i < size; ++i) {
-    const int64_t d = list[i];
-    if (d < 0 || d >= (ndim > 0 ? ndim : 1))
-      fail(LOOM_STATUS_INVALID_ARGUMENT, "cpu %s: dim %lld out of range for %d dims", op,
-           static_cast<long long>(d), ndim);
-    if (ndim > 0) reduced[d] = true;
-  }
-}
-
-void expect_keepdim(const LoomTensorDesc& in, const bool* reduced, const LoomTensorDesc& out,
-                    int32_t dtype, const char* op) {
-  if (out.ndim != in.ndim || out.dtype != dtype)
-    fail(LOOM_STATUS_INVALID_ARGUMENT,
-         "cpu %s: output must have the input's ndim %d (keepdim form) and dtype %s, got %d and %s",
-         op, in.ndim, plugin::dtype_name(dtype), out.ndim, plugin::dtype_name(out.dtype));
-  for (int32_t d = 0; d < in.ndim; ++d) {
-    const int64_t want = reduced[d] ? 1 : in.shape[d];
-    if (out.shape[d] != want)
-      fail(LOOM_STATUS_INVALID_ARGUMENT,
-           "cpu %s: output dim %d has size %lld, expected %lld (keepdim form)", op, d,
-           static_cast<long long>(out.shape[d]), static_cast<long long>(want));
-  }
-}
 
 struct Dim {
   int64_t size, in, o0, o1;
@@ -126,9 +93,9 @@ void prepare(const LoomKernelCall& c, const char* op, int32_t num_values,
   if (in.ndim < 0 || in.ndim > plugin::kMaxIterDims)
     fail(LOOM_STATUS_INVALID_ARGUMENT, "cpu %s: bad input ndim %d", op, in.ndim);
   bool reduced[plugin::kMaxIterDims];
-  read_dims(c.values[0], in.ndim, op, reduced);
+  plugin::read_reduced_dims(c.values[0], in.ndim, "cpu", op, reduced);
   for (int32_t k = 0; k < num_outputs; ++k)
-    expect_keepdim(in, reduced, c.outputs[k], out_dtypes[k], op);
+    plugin::expect_keepdim(in, reduced, c.outputs[k], out_dtypes[k], "cpu", op);
   make_plan(in, reduced, c.outputs[0], c.outputs[num_outputs - 1], plan);
 }
 

@@ -9,6 +9,8 @@
 #include "reduce_ops.hpp"
 #include "unary_math.hpp"
 
+#include <loom/plugin/welford.hpp>
+
 #include <cmath>
 #include <limits>
 
@@ -22,9 +24,9 @@ constexpr int64_t kStatBlock = 1024;  // L1-resident block for two passes; divid
 
 // ----------------------------------------------------------- var / std ---
 
-struct Moments {
-  double n, mean, m2;  // count, mean, Σ(x - mean)²
-};
+// Count, mean, Σ(x - mean)², with Welford's and Chan's updates shared by
+// every device (loom/plugin/welford.hpp).
+using plugin::Moments;
 
 // Mean and m2 of one contiguous block by the corrected two-pass formula:
 // m2 = Σd² - (Σd)²/n with d = x - mean (Chan, Golub & LeVeque), exact
@@ -67,13 +69,7 @@ struct MomentsOp {
   T* out;
 
   Acc init() const { return {0, 0, 0}; }  // no add_row: fold_chunk does the outer layout
-  void add(Acc& a, T x, int64_t) const {  // Welford
-    const double v = load(x);
-    a.n += 1;
-    const double d = v - a.mean;
-    a.mean += d / a.n;
-    a.m2 += d * (v - a.mean);
-  }
+  void add(Acc& a, T x, int64_t) const { plugin::welford_add(a, load(x)); }
   void run(Acc& a, const T* p, int64_t n, int64_t) const {
     for (int64_t b = 0; b < n; b += kStatBlock)
       combine(a, block_moments(p + b, std::min(kStatBlock, n - b)));
@@ -96,21 +92,10 @@ struct MomentsOp {
       a[j] = {n, mean[j] + sd[j] / n, m2 < 0 ? 0.0 : m2};
     }
   }
-  void combine(Acc& a, const Acc& b) const {  // Chan et al.
-    if (b.n == 0) return;
-    if (a.n == 0) {
-      a = b;
-      return;
-    }
-    const double n = a.n + b.n, d = b.mean - a.mean;
-    a.mean += d * (b.n / n);
-    a.m2 += b.m2 + d * d * (a.n * b.n / n);
-    a.n = n;
-  }
+  void combine(Acc& a, const Acc& b) const { plugin::welford_combine(a, b); }
   // Divisor max(0, N - correction): 0 gives 0/0 = NaN (or m2/0 = inf), as PyTorch.
   void store(const Acc& a, int64_t n, int64_t o0, int64_t) const {
-    const double div = std::max(0.0, static_cast<double>(n) - correction);
-    const double v = a.m2 / div;
+    const double v = plugin::welford_variance(a, static_cast<double>(n), correction);
     out[o0] = plugin::cast<T>(IsStd ? std::sqrt(v) : v);
   }
 };

@@ -12,6 +12,8 @@
 #include "kernels.hpp"
 #include "unary_loops.hpp"
 
+#include <loom/plugin/scalar_ops.hpp>
+
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -31,7 +33,7 @@ inline constexpr bool is_float_v = plugin::is_floating_v<T>;
 
 // The largest finite value of a floating dtype-type, in its compute type.
 template <class T>
-compute_t<T> finite_max() {
+opmath_t<T> finite_max() {
   if constexpr (std::is_same_v<T, Half>)
     return Half::from_bits(0x7bff);
   else if constexpr (std::is_same_v<T, BFloat16>)
@@ -44,16 +46,7 @@ struct Abs {
   static constexpr const char* name = "abs";
   static constexpr Rule rule = Rule::NoBool;
   template <class T>
-  struct Fn {
-    T operator()(T a) const {
-      if constexpr (std::is_unsigned_v<T>)
-        return a;
-      else if constexpr (std::is_integral_v<T>)
-        return a < 0 ? narrow<T>(compute_t<T>(0) - widen(a)) : a;
-      else
-        return narrow<T>(std::fabs(widen(a)));
-    }
-  };
+  using Fn = plugin::ops::Abs<T>;
   LOOM_UNARY_NO_VALUES
 };
 
@@ -62,20 +55,7 @@ struct Sign {
   static constexpr const char* name = "sign";
   static constexpr Rule rule = Rule::All;
   template <class T>
-  struct Fn {
-    T operator()(T a) const {
-      if constexpr (std::is_same_v<T, bool>)
-        return a;
-      else if constexpr (std::is_unsigned_v<T>)
-        return static_cast<T>(a != 0);
-      else if constexpr (std::is_integral_v<T>)
-        return static_cast<T>((a > 0) - (a < 0));
-      else {
-        const compute_t<T> x = widen(a);
-        return narrow<T>(static_cast<compute_t<T>>((x > 0) - (x < 0)));
-      }
-    }
-  };
+  using Fn = plugin::ops::Sign<T>;
   LOOM_UNARY_NO_VALUES
 };
 
@@ -83,14 +63,12 @@ struct Square {
   static constexpr const char* name = "square";
   static constexpr Rule rule = Rule::NoBool;  // the core casts bool to int64
   template <class T>
-  struct Fn {
-    T operator()(T a) const { return narrow<T>(widen(a) * widen(a)); }
-  };
+  using Fn = plugin::ops::Square<T>;
   LOOM_UNARY_NO_VALUES
 };
 
 // floor, ceil, trunc: integers are whole already and are copied.
-enum class Rounding { Floor, Ceil, Trunc };
+using plugin::ops::Rounding;
 
 template <Rounding M>
 struct RoundTo {
@@ -99,21 +77,7 @@ struct RoundTo {
                                                             : "trunc";
   static constexpr Rule rule = Rule::NoBool;
   template <class T>
-  struct Fn {
-    T operator()(T a) const {
-      if constexpr (std::is_integral_v<T>) {
-        return a;
-      } else {
-        const compute_t<T> x = widen(a);
-        if constexpr (M == Rounding::Floor)
-          return narrow<T>(std::floor(x));
-        else if constexpr (M == Rounding::Ceil)
-          return narrow<T>(std::ceil(x));
-        else
-          return narrow<T>(std::trunc(x));
-      }
-    }
-  };
+  using Fn = plugin::ops::RoundTo<M, T>;
   LOOM_UNARY_NO_VALUES
 };
 
@@ -123,18 +87,7 @@ struct Round {
   static constexpr const char* name = "round";
   static constexpr Rule rule = Rule::NoBool;
   template <class T>
-  struct Fn {
-    compute_t<T> p;     // 10^|decimals|
-    bool divide_first;  // decimals < 0
-    T operator()(T a) const {
-      if constexpr (std::is_integral_v<T>) {
-        return a;
-      } else {
-        const compute_t<T> x = widen(a);
-        return narrow<T>(divide_first ? std::nearbyint(x / p) * p : std::nearbyint(x * p) / p);
-      }
-    }
-  };
+  using Fn = plugin::ops::Round<T>;
   template <class T>
   static Fn<T> make(const LoomKernelCall& c) {
     const LoomValue& v = value_at(c, name, 0);
@@ -144,7 +97,7 @@ struct Round {
     Fn<T> f{};
     if constexpr (is_float_v<T>) {
       const double d = static_cast<double>(v.u.i);
-      f.p = static_cast<compute_t<T>>(std::pow(10.0, std::fabs(d)));
+      f.p = static_cast<opmath_t<T>>(std::pow(10.0, std::fabs(d)));
       f.divide_first = d < 0;
     }
     return f;
@@ -157,27 +110,16 @@ struct NanToNum {
   static constexpr const char* name = "nan_to_num";
   static constexpr Rule rule = Rule::All;
   template <class T>
-  struct Fn {
-    compute_t<T> nan, posinf, neginf;
-    T operator()(T a) const {
-      if constexpr (!is_float_v<T>) {
-        return a;
-      } else {
-        constexpr compute_t<T> inf = std::numeric_limits<compute_t<T>>::infinity();
-        const compute_t<T> x = widen(a);
-        return narrow<T>(x != x ? nan : x == inf ? posinf : x == -inf ? neginf : x);
-      }
-    }
-  };
+  using Fn = plugin::ops::NanToNum<T>;
   template <class T>
   static Fn<T> make(const LoomKernelCall& c) {
-    compute_t<T> v[3] = {};  // nan, posinf, neginf
+    opmath_t<T> v[3] = {};  // nan, posinf, neginf
     for (int32_t i = 0; i < 3; ++i) {
       const bool none = value_at(c, name, i).kind == LOOM_VALUE_NONE;
       const T x = none ? T{} : scalar_arg<T>(c, name, i);  // checks the kind
       if constexpr (is_float_v<T>) {
-        const compute_t<T> defaults[3] = {0, finite_max<T>(), -finite_max<T>()};
-        v[i] = none ? defaults[i] : widen(x);
+        const arith_t<T> defaults[3] = {0, finite_max<T>(), -finite_max<T>()};
+        v[i] = none ? defaults[i] : to_arith(x);
       }
     }
     return {v[0], v[1], v[2]};
@@ -191,21 +133,9 @@ struct Clamp {
   static constexpr const char* name = "clamp";
   static constexpr Rule rule = Rule::NoBool;
   template <class T>
-  using Value = std::conditional_t<std::is_integral_v<T>, T, compute_t<T>>;
+  using Value = opmath_t<T>;  // integers compare in T itself
   template <class T>
-  struct Fn {
-    Value<T> lo, hi;
-    bool nan_bound;
-    T operator()(T a) const {
-      const Value<T> x = static_cast<Value<T>>(a);
-      Value<T> y = x < lo ? lo : x;
-      y = y > hi ? hi : y;
-      if constexpr (is_float_v<T>)
-        return narrow<T>(nan_bound ? std::numeric_limits<Value<T>>::quiet_NaN() : y);
-      else
-        return y;
-    }
-  };
+  using Fn = plugin::ops::Clamp<T>;
   // A bound in T: integers saturate to T's range (a bound beyond it clamps
   // like the nearest representable one); floats round to T first.
   template <class T>
@@ -220,7 +150,7 @@ struct Clamp {
         return std::numeric_limits<T>::max();
       return static_cast<T>(b);
     } else {
-      return widen(scalar_arg<T>(c, name, i));
+      return to_arith(scalar_arg<T>(c, name, i));
     }
   }
   template <class T>
@@ -247,19 +177,12 @@ struct LogicalNot {
   static constexpr const char* name = "logical_not";
   static constexpr Rule rule = Rule::ToBool;
   template <class T>
-  struct Fn {
-    bool operator()(T a) const {
-      if constexpr (std::is_same_v<T, bool>)
-        return !a;
-      else
-        return widen(a) == 0;  // NaN is not zero; -0 is
-    }
-  };
+  using Fn = plugin::ops::LogicalNot<T>;
   LOOM_UNARY_NO_VALUES
 };
 
 // isnan, isinf, isfinite; integers and bool are finite.
-enum class FpClass { Nan, Inf, Finite };
+using plugin::ops::FpClass;
 
 template <FpClass K>
 struct IsClass {
@@ -268,22 +191,7 @@ struct IsClass {
                                                           : "isfinite";
   static constexpr Rule rule = Rule::ToBool;
   template <class T>
-  struct Fn {
-    bool operator()(T a) const {
-      if constexpr (!is_float_v<T>) {
-        return K == FpClass::Finite;
-      } else {
-        constexpr compute_t<T> inf = std::numeric_limits<compute_t<T>>::infinity();
-        const compute_t<T> x = widen(a);
-        if constexpr (K == FpClass::Nan)
-          return x != x;
-        else if constexpr (K == FpClass::Inf)
-          return std::fabs(x) == inf;
-        else
-          return std::fabs(x) < inf;  // false for NaN
-      }
-    }
-  };
+  using Fn = plugin::ops::IsClass<K, T>;
   LOOM_UNARY_NO_VALUES
 };
 

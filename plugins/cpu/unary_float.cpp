@@ -31,12 +31,12 @@ concept FloatFastPath = requires(const F& f, float x) {
 template <class F, class T>
 struct FloatFn {
   F f;
-  T operator()(T a) const { return narrow<T>(f(widen(a))); }
+  T operator()(T a) const { return from_arith<T>(f(to_arith(a))); }
   bool fast_ok(T a) const requires(FloatFastPath<F> && !std::is_same_v<T, double>) {
-    return f.fast_ok(widen(a));
+    return f.fast_ok(to_arith(a));
   }
   T fast(T a) const requires(FloatFastPath<F> && !std::is_same_v<T, double>) {
-    return narrow<T>(f.fast(widen(a)));
+    return from_arith<T>(f.fast(to_arith(a)));
   }
 };
 
@@ -123,7 +123,7 @@ struct Gelu {
   template <class T, bool TanhForm>
   struct Fn {
     T operator()(T a) const {
-      const compute_t<T> x = widen(a);
+      const arith_t<T> x = to_arith(a);
       if constexpr (std::is_same_v<T, double>) {
         if constexpr (TanhForm) {
           const double y = vmath::kSqrt2OverPi * (x + 0.044715 * (x * x * x));
@@ -132,7 +132,7 @@ struct Gelu {
           return 0.5 * x * std::erfc(-x * vmath::kSqrtHalf);
         }
       } else {
-        return narrow<T>(
+        return from_arith<T>(
             static_cast<float>(TanhForm ? vmath::gelu_tanh_d(x) : vmath::gelu_erf_d(x)));
       }
     }
@@ -167,9 +167,9 @@ struct Softplus {
   static constexpr Rule rule = Rule::Floating;
   template <class T>
   struct Fn {
-    compute_t<T> beta, threshold;
+    arith_t<T> beta, threshold;
     T operator()(T a) const {
-      const compute_t<T> x = widen(a);
+      const arith_t<T> x = to_arith(a);
       const double xb = static_cast<double>(x) * beta;  // exact for float x
       double soft;
       if constexpr (std::is_same_v<T, double>)
@@ -177,12 +177,12 @@ struct Softplus {
       else
         soft = vmath::log1p_d(vmath::exp_d(-std::fabs(xb)));
       const double y = ((xb > 0 ? xb : 0.0) + soft) / beta;
-      return narrow<T>(static_cast<compute_t<T>>(xb > threshold ? x : y));
+      return from_arith<T>(static_cast<arith_t<T>>(xb > threshold ? x : y));
     }
   };
   template <class T>
   static Fn<T> make(const LoomKernelCall& c) {
-    return {scalar_arg<compute_t<T>>(c, name, 0), scalar_arg<compute_t<T>>(c, name, 1)};
+    return {scalar_arg<arith_t<T>>(c, name, 0), scalar_arg<arith_t<T>>(c, name, 1)};
   }
 };
 
@@ -194,21 +194,21 @@ struct Elu {
   static constexpr Rule rule = Rule::Floating;
   template <class T>
   struct Fn {
-    compute_t<T> alpha, scale, input_scale;
+    arith_t<T> alpha, scale, input_scale;
     T operator()(T a) const {
-      const double x = widen(a);
+      const double x = to_arith(a);
       double em1;
       if constexpr (std::is_same_v<T, double>)
         em1 = std::expm1(x * input_scale);
       else
         em1 = vmath::expm1_d(x * input_scale);
       const double y = x > 0 ? double(scale) * x : double(scale) * alpha * em1;
-      return narrow<T>(static_cast<compute_t<T>>(y));
+      return from_arith<T>(static_cast<arith_t<T>>(y));
     }
   };
   template <class T>
   static Fn<T> make(const LoomKernelCall& c) {
-    using C = compute_t<T>;
+    using C = arith_t<T>;
     return {scalar_arg<C>(c, name, 0), scalar_arg<C>(c, name, 1), scalar_arg<C>(c, name, 2)};
   }
 };
@@ -219,15 +219,15 @@ struct LeakyRelu {
   static constexpr Rule rule = Rule::Floating;
   template <class T>
   struct Fn {
-    compute_t<T> slope;
+    arith_t<T> slope;
     T operator()(T a) const {
-      const compute_t<T> x = widen(a);
-      return narrow<T>(x > 0 ? x : x * slope);
+      const arith_t<T> x = to_arith(a);
+      return from_arith<T>(x > 0 ? x : x * slope);
     }
   };
   template <class T>
   static Fn<T> make(const LoomKernelCall& c) {
-    return {scalar_arg<compute_t<T>>(c, name, 0)};
+    return {scalar_arg<arith_t<T>>(c, name, 0)};
   }
 };
 

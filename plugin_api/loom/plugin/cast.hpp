@@ -13,6 +13,7 @@
 #pragma once
 
 #include <loom/plugin/half.hpp>
+#include <loom/plugin/opmath.hpp>  // is_half_v, is_floating_v
 
 #include <cmath>
 #include <cstdint>
@@ -21,13 +22,6 @@
 #include <type_traits>
 
 namespace loom::plugin {
-
-template <class T>
-inline constexpr bool is_half_v = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
-
-// Floating dtypes, including the 16-bit storage types.
-template <class T>
-inline constexpr bool is_floating_v = std::is_floating_point_v<T> || is_half_v<T>;
 
 namespace detail {
 

@@ -11,17 +11,11 @@
 // Header-only, depends on nothing but <cmath>/<cstdint>.
 #pragma once
 
+#include <loom/plugin/host_device.hpp>
+
 #include <cmath>
 #include <cstdint>
 
-// Marks functions callable from host and device code (CUDA / HIP).
-#ifndef LOOM_HOST_DEVICE
-#if defined(__CUDACC__) || defined(__HIPCC__)
-#define LOOM_HOST_DEVICE __host__ __device__
-#else
-#define LOOM_HOST_DEVICE
-#endif
-#endif
 
 namespace loom::plugin {
 
@@ -36,7 +30,7 @@ inline constexpr uint32_t kPhiloxM1 = 0xCD9E8D57u;
 inline constexpr uint32_t kPhiloxW0 = 0x9E3779B9u;  // golden ratio
 inline constexpr uint32_t kPhiloxW1 = 0xBB67AE85u;  // sqrt(3) - 1
 
-LOOM_HOST_DEVICE inline void philox_round(uint32_t c[4], uint32_t k0, uint32_t k1) {
+LOOM_HD inline void philox_round(uint32_t c[4], uint32_t k0, uint32_t k1) {
   const uint64_t p0 = static_cast<uint64_t>(kPhiloxM0) * c[0];
   const uint64_t p1 = static_cast<uint64_t>(kPhiloxM1) * c[2];
   const uint32_t hi0 = static_cast<uint32_t>(p0 >> 32), lo0 = static_cast<uint32_t>(p0);
@@ -51,7 +45,7 @@ LOOM_HOST_DEVICE inline void philox_round(uint32_t c[4], uint32_t k0, uint32_t k
 }  // namespace detail
 
 // One Philox4x32-10 block: 10 rounds, the key bumped between rounds.
-LOOM_HOST_DEVICE inline Philox4x32 philox4x32_10(Philox4x32 counter, uint32_t key0,
+LOOM_HD inline Philox4x32 philox4x32_10(Philox4x32 counter, uint32_t key0,
                                                  uint32_t key1) {
   uint32_t c[4] = {counter.w[0], counter.w[1], counter.w[2], counter.w[3]};
   for (int r = 0; r < 10; ++r) {
@@ -67,7 +61,7 @@ LOOM_HOST_DEVICE inline Philox4x32 philox4x32_10(Philox4x32 counter, uint32_t ke
 // The block for logical element `index` of a call with generator state
 // (seed, offset): key = seed (low word, high word), counter = offset + index
 // as 64 bits in the first two words, the other two zero.
-LOOM_HOST_DEVICE inline Philox4x32 philox_for_element(uint64_t seed, uint64_t offset,
+LOOM_HD inline Philox4x32 philox_for_element(uint64_t seed, uint64_t offset,
                                                       uint64_t index) {
   const uint64_t ctr = offset + index;  // wraps modulo 2^64, by definition
   Philox4x32 c{{static_cast<uint32_t>(ctr), static_cast<uint32_t>(ctr >> 32), 0u, 0u}};
@@ -79,43 +73,43 @@ LOOM_HOST_DEVICE inline Philox4x32 philox_for_element(uint64_t seed, uint64_t of
 // float64 uses 53 bits of two words and computes in double.
 
 // [0, 1) with 24 bits: (w >> 8) * 2^-24. Exact in float.
-LOOM_HOST_DEVICE inline float uniform24(uint32_t w) {
+LOOM_HD inline float uniform24(uint32_t w) {
   return static_cast<float>(w >> 8) * 5.9604644775390625e-8f;
 }
 // (0, 1] with 24 bits: ((w >> 8) + 1) * 2^-24; never 0, so log() is finite.
-LOOM_HOST_DEVICE inline float uniform24_open0(uint32_t w) {
+LOOM_HD inline float uniform24_open0(uint32_t w) {
   return static_cast<float>((w >> 8) + 1u) * 5.9604644775390625e-8f;
 }
 // [0, 1) with 53 bits from (hi, lo): ((hi << 32 | lo) >> 11) * 2^-53.
-LOOM_HOST_DEVICE inline double uniform53(uint32_t hi, uint32_t lo) {
+LOOM_HD inline double uniform53(uint32_t hi, uint32_t lo) {
   const uint64_t x = (static_cast<uint64_t>(hi) << 32) | lo;
   return static_cast<double>(x >> 11) * 1.1102230246251565e-16;
 }
 // (0, 1] with 53 bits.
-LOOM_HOST_DEVICE inline double uniform53_open0(uint32_t hi, uint32_t lo) {
+LOOM_HD inline double uniform53_open0(uint32_t hi, uint32_t lo) {
   const uint64_t x = (static_cast<uint64_t>(hi) << 32) | lo;
   return static_cast<double>((x >> 11) + 1u) * 1.1102230246251565e-16;
 }
 
 // uniform_ for 16/32-bit floats: from + (to - from) * u, in float.
-LOOM_HOST_DEVICE inline float uniform_sample_f32(const Philox4x32& b, float from, float to) {
+LOOM_HD inline float uniform_sample_f32(const Philox4x32& b, float from, float to) {
   return from + (to - from) * uniform24(b.w[0]);
 }
 // uniform_ for float64.
-LOOM_HOST_DEVICE inline double uniform_sample_f64(const Philox4x32& b, double from, double to) {
+LOOM_HD inline double uniform_sample_f64(const Philox4x32& b, double from, double to) {
   return from + (to - from) * uniform53(b.w[0], b.w[1]);
 }
 
 // normal_ for 16/32-bit floats: Box-Muller with u1 in (0, 1] from w0 and
 // u2 in [0, 1) from w1, in float.
-LOOM_HOST_DEVICE inline float normal_sample_f32(const Philox4x32& b, float mean, float std) {
+LOOM_HD inline float normal_sample_f32(const Philox4x32& b, float mean, float std) {
   const float u1 = uniform24_open0(b.w[0]);
   const float u2 = uniform24(b.w[1]);
   const float two_pi = 6.2831853071795864769f;
   return mean + std * (std::sqrt(-2.0f * std::log(u1)) * std::cos(two_pi * u2));
 }
 // normal_ for float64: u1 from (w0, w1), u2 from (w2, w3), 53 bits each.
-LOOM_HOST_DEVICE inline double normal_sample_f64(const Philox4x32& b, double mean, double std) {
+LOOM_HD inline double normal_sample_f64(const Philox4x32& b, double mean, double std) {
   const double u1 = uniform53_open0(b.w[0], b.w[1]);
   const double u2 = uniform53(b.w[2], b.w[3]);
   const double two_pi = 6.2831853071795864769;

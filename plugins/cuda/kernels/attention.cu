@@ -66,23 +66,23 @@ __device__ C* shared_tiles() {
 
 template <class T>
 __global__ void __launch_bounds__(kThreads) forward_kernel(const Problem<T> p) {
-  DeviceTeam<ForwardState<compute_t<T>>> team;
-  forward_block(p, blockIdx.x, shared_tiles<compute_t<T>>(), team);
+  DeviceTeam<ForwardState<opmath_t<T>>> team;
+  forward_block(p, blockIdx.x, shared_tiles<opmath_t<T>>(), team);
 }
 template <class T>
 __global__ void __launch_bounds__(kThreads) row_dot_kernel(const Problem<T> p) {
   DeviceTeam<NoState> team;
-  row_dot_block(p, blockIdx.x, shared_tiles<compute_t<T>>(), team);
+  row_dot_block(p, blockIdx.x, shared_tiles<opmath_t<T>>(), team);
 }
 template <class T>
 __global__ void __launch_bounds__(kThreads) grad_kv_kernel(const Problem<T> p) {
-  DeviceTeam<GradKVState<compute_t<T>>> team;
-  grad_kv_block(p, blockIdx.x, shared_tiles<compute_t<T>>(), team);
+  DeviceTeam<GradKVState<opmath_t<T>>> team;
+  grad_kv_block(p, blockIdx.x, shared_tiles<opmath_t<T>>(), team);
 }
 template <class T>
 __global__ void __launch_bounds__(kThreads) grad_q_kernel(const Problem<T> p) {
-  DeviceTeam<GradQState<compute_t<T>>> team;
-  grad_q_block(p, blockIdx.x, shared_tiles<compute_t<T>>(), team);
+  DeviceTeam<GradQState<opmath_t<T>>> team;
+  grad_q_block(p, blockIdx.x, shared_tiles<opmath_t<T>>(), team);
 }
 
 // The largest dynamic shared memory a block may opt into on `index`.
@@ -134,7 +134,7 @@ class Launcher {
 
   // Checked before anything is launched, so a decline leaves nothing half done.
   void check_fits(int64_t elems) const {
-    const size_t bytes = static_cast<size_t>(elems) * sizeof(compute_t<T>);
+    const size_t bytes = static_cast<size_t>(elems) * sizeof(opmath_t<T>);
     if (bytes > shared_limit(index_))
       throw Failure(LOOM_STATUS_UNSUPPORTED, std::string(LOOM_GPU_NAME " ") + op_name(pass_) + ": needs " +
                                                  std::to_string(bytes) + " bytes of shared memory per block, above " +
@@ -144,7 +144,7 @@ class Launcher {
   template <class Kernel>
   void operator()(Kernel kernel, int64_t blocks, int64_t elems, const char* what) const {
     if (blocks == 0) return;
-    const size_t bytes = static_cast<size_t>(elems) * sizeof(compute_t<T>);
+    const size_t bytes = static_cast<size_t>(elems) * sizeof(opmath_t<T>);
     if (bytes > 48 * 1024)
       check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)),
             index_, what);
@@ -201,7 +201,7 @@ void fused_backward(const LoomKernelCall& c) {
   const cudaStream_t s = static_cast<cudaStream_t>(c.stream);
   visit<DTypes::Floating>(c.outputs[0].dtype, op_name(Pass::Backward), [&](auto tag) {
     using T = decltype(tag);
-    using C = compute_t<T>;
+    using C = opmath_t<T>;
     Problem<T> p = make_problem<T>(c, Pass::Backward);
     decline_unless_chosen(p, index, Pass::Backward);
     if (p.batch == 0) return;

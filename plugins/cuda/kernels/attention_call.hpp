@@ -83,7 +83,7 @@ Problem<T> make_problem(const LoomKernelCall& c, Pass pass) {
   const LoomTensorDesc &q = c.inputs[first], &k = c.inputs[first + 1], &v = c.inputs[first + 2];
   const LoomTensorDesc& mask = c.inputs[first + 3];
   if (q.ndim < 2) fail(LOOM_STATUS_INVALID_ARGUMENT, pass, "query must have at least 2 dims");
-  const int32_t nb = q.ndim - 2, code = dtype_code<T>(), stat = dtype_code<compute_t<T>>();
+  const int32_t nb = q.ndim - 2, code = dtype_code<T>(), stat = dtype_code<opmath_t<T>>();
   Problem<T> p;
   p.L = q.shape[nb];
   p.S = k.ndim == q.ndim ? k.shape[nb] : -1;
@@ -124,7 +124,7 @@ Problem<T> make_problem(const LoomKernelCall& c, Pass pass) {
   if (!std::isfinite(scale)) fail(LOOM_STATUS_UNSUPPORTED, pass, "non-finite scale");
   p.E = static_cast<int32_t>(E);
   p.Ev = static_cast<int32_t>(Ev);
-  p.scale = static_cast<compute_t<T>>(scale);
+  p.scale = static_cast<opmath_t<T>>(scale);
   p.mask_kind = !has_mask ? MaskKind::None : mask.dtype == LOOM_DTYPE_BOOL ? MaskKind::Bool : MaskKind::Additive;
 
   // Strides inside a batch entry, and the batch walk over the leading dims.
@@ -146,7 +146,7 @@ Problem<T> make_problem(const LoomKernelCall& c, Pass pass) {
   p.v = plugin::data_ptr<const T>(v);
   p.mask = has_mask ? static_cast<const void*>(plugin::data_ptr<const char>(mask)) : nullptr;
   p.out = plugin::data_ptr<T>(*slots[kOut]);
-  p.lse = plugin::data_ptr<compute_t<T>>(*slots[kLse]);
+  p.lse = plugin::data_ptr<opmath_t<T>>(*slots[kLse]);
   if (!fwd) {
     p.grad_out = plugin::data_ptr<const T>(*slots[kGradOut]);
     p.grad_q = plugin::data_ptr<T>(*slots[kGradQ]);

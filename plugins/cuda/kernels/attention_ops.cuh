@@ -68,7 +68,7 @@ struct Strides2 {
 // grad_q, grad_k, grad_v.
 template <class T>
 struct Problem {
-  using C = compute_t<T>;
+  using C = opmath_t<T>;
   const T* q = nullptr;
   const T* k = nullptr;
   const T* v = nullptr;
@@ -157,9 +157,9 @@ __host__ __device__ bool excluded(const Problem<T>& p, const int64_t* off, int64
 
 // scale·q·k plus an additive mask, from the rows in shared memory.
 template <class T>
-__host__ __device__ compute_t<T> unmasked_score(const Problem<T>& p, const int64_t* off, const compute_t<T>* qrow,
-                                                const compute_t<T>* krow, int64_t i, int64_t j) {
-  compute_t<T> s = dot(qrow, krow, p.E) * p.scale;
+__host__ __device__ opmath_t<T> unmasked_score(const Problem<T>& p, const int64_t* off, const opmath_t<T>* qrow,
+                                                const opmath_t<T>* krow, int64_t i, int64_t j) {
+  opmath_t<T> s = dot(qrow, krow, p.E) * p.scale;
   if (p.mask_kind == MaskKind::Additive)
     s += widen(static_cast<const T*>(p.mask)[off[kMask] + i * p.at[kMask].row + j * p.at[kMask].col]);
   return s;
@@ -167,9 +167,9 @@ __host__ __device__ compute_t<T> unmasked_score(const Problem<T>& p, const int64
 
 // The score of query i and key j: −inf where excluded.
 template <class T>
-__host__ __device__ compute_t<T> score(const Problem<T>& p, const int64_t* off, const compute_t<T>* qrow,
-                                       const compute_t<T>* krow, int64_t i, int64_t j) {
-  return excluded(p, off, i, j) ? compute_t<T>(-INFINITY) : unmasked_score(p, off, qrow, krow, i, j);
+__host__ __device__ opmath_t<T> score(const Problem<T>& p, const int64_t* off, const opmath_t<T>* qrow,
+                                       const opmath_t<T>* krow, int64_t i, int64_t j) {
+  return excluded(p, off, i, j) ? opmath_t<T>(-INFINITY) : unmasked_score(p, off, qrow, krow, i, j);
 }
 
 // The warp and lane of thread `tid`, and the block row of the warp's row r.
@@ -245,8 +245,8 @@ struct ForwardState {
 // [i0, i0 + kBlockRows). `smem` holds ForwardLayout(E, Ev).total elements.
 #pragma nv_exec_check_disable  // the host test's team is host-only
 template <class T, class Team>
-__host__ __device__ void forward_block(const Problem<T>& p, int64_t block, compute_t<T>* smem, Team& team) {
-  using C = compute_t<T>;
+__host__ __device__ void forward_block(const Problem<T>& p, int64_t block, opmath_t<T>* smem, Team& team) {
+  using C = opmath_t<T>;
   using State = ForwardState<C>;
   int64_t off[kSlots];
   const int64_t i0 = block_at(p, block, p.L, off).first;
@@ -333,8 +333,8 @@ struct NoState {};
 // flattened rows g = b·L + i in [block·kBlockRows, +kBlockRows).
 #pragma nv_exec_check_disable  // the host test's team is host-only
 template <class T, class Team>
-__host__ __device__ void row_dot_block(const Problem<T>& p, int64_t block, compute_t<T>* smem, Team& team) {
-  using C = compute_t<T>;
+__host__ __device__ void row_dot_block(const Problem<T>& p, int64_t block, opmath_t<T>* smem, Team& team) {
+  using C = opmath_t<T>;
   C* ss = smem + RowDotLayout().s;
   const int64_t rows = p.batch * p.L;
   team.warp([&](int tid, auto&) {
@@ -376,11 +376,11 @@ struct ProbGrad {
   C p, ds;
 };
 template <class T>
-__host__ __device__ ProbGrad<compute_t<T>> prob_grad(const Problem<T>& p, const int64_t* off,
-                                                     const compute_t<T>* qrow, const compute_t<T>* krow,
-                                                     const compute_t<T>* gorow, const compute_t<T>* vrow,
-                                                     int64_t i, int64_t j, compute_t<T> lse, compute_t<T> d) {
-  using C = compute_t<T>;
+__host__ __device__ ProbGrad<opmath_t<T>> prob_grad(const Problem<T>& p, const int64_t* off,
+                                                     const opmath_t<T>* qrow, const opmath_t<T>* krow,
+                                                     const opmath_t<T>* gorow, const opmath_t<T>* vrow,
+                                                     int64_t i, int64_t j, opmath_t<T> lse, opmath_t<T> d) {
+  using C = opmath_t<T>;
   if (excluded(p, off, i, j)) return {rows::exp_of(C(-INFINITY) - lse), C(0)};
   const C pr = rows::exp_of(unmasked_score(p, off, qrow, krow, i, j) - lse);
   return {pr, pr * (dot(gorow, vrow, p.Ev) - d)};
@@ -395,8 +395,8 @@ struct GradKVState {
 // entry b, over every query tile that can see them; needs row_dot.
 #pragma nv_exec_check_disable  // the host test's team is host-only
 template <class T, class Team>
-__host__ __device__ void grad_kv_block(const Problem<T>& p, int64_t block, compute_t<T>* smem, Team& team) {
-  using C = compute_t<T>;
+__host__ __device__ void grad_kv_block(const Problem<T>& p, int64_t block, opmath_t<T>* smem, Team& team) {
+  using C = opmath_t<T>;
   using State = GradKVState<C>;
   int64_t off[kSlots];
   const BlockAt pos = block_at(p, block, p.S, off);
@@ -467,8 +467,8 @@ struct GradQState {
 // entry b over every key tile they see; needs row_dot.
 #pragma nv_exec_check_disable  // the host test's team is host-only
 template <class T, class Team>
-__host__ __device__ void grad_q_block(const Problem<T>& p, int64_t block, compute_t<T>* smem, Team& team) {
-  using C = compute_t<T>;
+__host__ __device__ void grad_q_block(const Problem<T>& p, int64_t block, opmath_t<T>* smem, Team& team) {
+  using C = opmath_t<T>;
   using State = GradQState<C>;
   int64_t off[kSlots];
   const BlockAt pos = block_at(p, block, p.L, off);

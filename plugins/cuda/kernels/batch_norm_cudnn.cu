@@ -57,7 +57,7 @@ using plugin::Failure;
 template <class To>
 struct ConvertTo {
   template <class From>
-  __device__ To operator()(From v) const { return narrow<To>(static_cast<compute_t<To>>(widen(v))); }
+  __device__ To operator()(From v) const { return narrow<To>(static_cast<opmath_t<To>>(widen(v))); }
 };
 
 template <class P>
@@ -337,7 +337,7 @@ __global__ void eval_backward_finish(const bn::ChannelSums<A>* parts, int64_t C,
 template <class T, class P>
 void eval_backward(Context& k, const bn::Problem& p, const LoomKernelCall& c, const Channels<P>* w, double eps,
                    P* gw, P* gb) {
-  using A = compute_t<T>;
+  using A = opmath_t<T>;
   const Channels<P> mean(k, c.inputs[3]), var(k, c.inputs[4]);
   // About 8 blocks of 256 threads per multiprocessor of an H100 (132).
   const bn::Split split = bn::eval_backward_split(p.C, p.N * p.S, 1024, 4096);

@@ -75,7 +75,7 @@ __host__ __device__ inline ChannelSums<A> eval_backward_range(const T* g, const 
     const A gj = static_cast<A>(widen(g[o]));
     s.g += gj;
     s.gx += gj * ((static_cast<A>(widen(x[o])) - k.mean) * k.rstd);
-    dx[o] = narrow<T>(static_cast<compute_t<T>>(gj * k.scale));
+    dx[o] = narrow<T>(static_cast<opmath_t<T>>(gj * k.scale));
     row += row_step;
     col += col_step;
     if (col >= S) {  // col_step < S, so one carry at most

@@ -61,7 +61,7 @@ __global__ void backward_data_kernel(Problem p, int64_t total, const T* y, const
 // in shared memory. blockDim is a power of two <= kFilterThreads.
 template <class T>
 __global__ void backward_filter_kernel(Problem p, int64_t total, const T* x, const T* y, T* w) {
-  __shared__ compute_t<T> partial[kFilterThreads];
+  __shared__ opmath_t<T> partial[kFilterThreads];
   const int64_t terms = conv::backward_filter_terms(p);
   for (int64_t i = blockIdx.x; i < total; i += gridDim.x) {
     partial[threadIdx.x] = conv::backward_filter_partial(p, i, x, y, threadIdx.x, terms, blockDim.x);

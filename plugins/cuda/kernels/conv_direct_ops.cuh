@@ -14,7 +14,7 @@
 // the caller (a block's threads) through backward_filter_partial.
 //
 // Operands have any element strides (zero for broadcast inputs, negative
-// for reversed dims), offsets are 64-bit, sums run in compute_t<T> (float
+// for reversed dims), offsets are 64-bit, sums run in opmath_t<T> (float
 // for the 16-bit floats). Host and device code, so
 // tests/conv_direct_ops_test.cu checks it on the host against a naive loop.
 #pragma once
@@ -33,8 +33,8 @@ template <class T>
 struct Bias {
   const T* data;  // nullptr: no bias
   int64_t stride;
-  LOOM_HD compute_t<T> at(int64_t channel) const {
-    return data == nullptr ? compute_t<T>(0) : widen(data[channel * stride]);
+  LOOM_HD opmath_t<T> at(int64_t channel) const {
+    return data == nullptr ? opmath_t<T>(0) : widen(data[channel * stride]);
   }
 };
 
@@ -59,7 +59,7 @@ LOOM_HD inline int64_t offset_of(const Dims4& t, const Index4& i) {
 // Forward: writes y's element i (row-major over y's sizes).
 template <class T>
 LOOM_HD void forward_element(const Problem& p, int64_t i, const T* x, const T* w, Bias<T> bias, T* y) {
-  using A = compute_t<T>;
+  using A = opmath_t<T>;
   const Index4 at = unflatten(p.y, i);  // n, o, oh, ow
   const int64_t o = at.at[1], channels_per_group = p.w.size[1];
   const int64_t first_channel = o / (p.w.size[0] / p.groups) * channels_per_group;
@@ -96,7 +96,7 @@ LOOM_HD inline int64_t source_output(int64_t in, int64_t k, int64_t stride, int6
 // Backward data: writes x's element i (row-major over x's sizes).
 template <class T>
 LOOM_HD void backward_data_element(const Problem& p, int64_t i, const T* y, const T* w, Bias<T> bias, T* x) {
-  using A = compute_t<T>;
+  using A = opmath_t<T>;
   const Index4 at = unflatten(p.x, i);  // n, ci, h, v
   // x has elements only when C = Cg * groups > 0, so Cg divides safely.
   const int64_t channels_per_group = p.w.size[1], outputs_per_group = p.w.size[0] / p.groups;
@@ -128,9 +128,9 @@ LOOM_HD inline int64_t backward_filter_terms(const Problem& p) { return p.y.size
 // numbered row-major over (n, oh, ow). A block's thread t takes
 // begin = t, step = blockDim; the parts add up to the whole sum.
 template <class T>
-LOOM_HD compute_t<T> backward_filter_partial(const Problem& p, int64_t i, const T* x, const T* y, int64_t begin,
+LOOM_HD opmath_t<T> backward_filter_partial(const Problem& p, int64_t i, const T* x, const T* y, int64_t begin,
                                              int64_t end, int64_t step) {
-  using A = compute_t<T>;
+  using A = opmath_t<T>;
   const Index4 at = unflatten(p.w, i);  // o, c, kh, kw
   const int64_t o = at.at[0], ci = o / (p.w.size[0] / p.groups) * p.w.size[1] + at.at[1];
   // Output (oh, ow) reads input (oh s0 + h0, ow s1 + w0).

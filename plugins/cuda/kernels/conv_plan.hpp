@@ -11,11 +11,12 @@
 
 #include "vendor/gpu_target.hpp"
 
+#include <loom/plugin/lru_cache.hpp>
+
 #include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 namespace loom::LOOM_GPU_NAMESPACE::conv {
@@ -140,55 +141,8 @@ inline std::vector<int64_t> cache_key(const Problem& p, int device, int math) {
   return key;
 }
 
-// A small thread-safe LRU keyed by integer vectors. Models call with the
-// same few shapes over and over and a heuristics query costs far more than
-// a small convolution. Entries are shared so one stays valid while another
-// thread evicts it.
+// cuDNN's heuristics are asked once per problem: loom's shared LRU cache.
 template <class Entry>
-class LruCache {
- public:
-  explicit LruCache(size_t capacity) : capacity_(capacity) {}
-
-  // The entry for `key`, built by `make` on a miss (outside the lock: it
-  // may take milliseconds). `make` may throw; nothing is cached then.
-  template <class Make>
-  std::shared_ptr<const Entry> get(const std::vector<int64_t>& key, Make&& make) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      for (Slot& s : slots_)
-        if (s.key == key) {
-          s.last_use = ++clock_;
-          return s.entry;
-        }
-    }
-    auto fresh = std::make_shared<const Entry>(make());
-    std::lock_guard<std::mutex> lock(mu_);
-    Slot slot{key, fresh, ++clock_};
-    if (slots_.size() < capacity_) {
-      slots_.push_back(std::move(slot));
-    } else {
-      auto lru = std::min_element(slots_.begin(), slots_.end(),
-                                  [](const Slot& a, const Slot& b) { return a.last_use < b.last_use; });
-      *lru = std::move(slot);
-    }
-    return fresh;
-  }
-
-  size_t size() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return slots_.size();
-  }
-
- private:
-  struct Slot {
-    std::vector<int64_t> key;
-    std::shared_ptr<const Entry> entry;
-    uint64_t last_use = 0;
-  };
-  size_t capacity_;
-  std::mutex mu_;
-  uint64_t clock_ = 0;
-  std::vector<Slot> slots_;
-};
+using LruCache = plugin::LruCache<Entry>;
 
 }  // namespace loom::LOOM_GPU_NAMESPACE::conv

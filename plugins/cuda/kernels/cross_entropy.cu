@@ -57,14 +57,14 @@ struct CallSums {
 };
 
 template <class T>
-__device__ compute_t<T> weight_of(const T* w, int64_t c) {
-  return w ? widen(w[c]) : compute_t<T>(1);
+__device__ opmath_t<T> weight_of(const T* w, int64_t c) {
+  return w ? widen(w[c]) : opmath_t<T>(1);
 }
 
 // The statistics of sample r, merged over its group (every lane gets them).
 template <int RowThreads, class T>
-__device__ OnlineSoftmax<compute_t<T>> sample_stats(const T* xr, int64_t classes, int64_t inner, int lane) {
-  OnlineSoftmax<compute_t<T>> st;
+__device__ OnlineSoftmax<opmath_t<T>> sample_stats(const T* xr, int64_t classes, int64_t inner, int lane) {
+  OnlineSoftmax<opmath_t<T>> st;
   for (int64_t i = lane; i < classes; i += RowThreads) st.add(widen(xr[i * inner]));
   return rows::merge_row<RowThreads>(st);
 }
@@ -73,9 +73,9 @@ __device__ OnlineSoftmax<compute_t<T>> sample_stats(const T* xr, int64_t classes
 // weight of every sample go to loss_ws / weight_ws.
 template <int RowThreads, class T>
 __global__ void forward_kernel(const T* x, const int64_t* target, const T* w, Layout lay, int64_t ignore_index,
-                               Smoothing<compute_t<T>> k, const CallSums* sums, T* out, compute_t<T>* loss_ws,
-                               compute_t<T>* weight_ws, unsigned long long* bad) {
-  using C = compute_t<T>;
+                               Smoothing<opmath_t<T>> k, const CallSums* sums, T* out, opmath_t<T>* loss_ws,
+                               opmath_t<T>* weight_ws, unsigned long long* bad) {
+  using C = opmath_t<T>;
   if (sums) k.sw = static_cast<C>(sums->class_weight_sum);
   const rows::RowGroup<RowThreads> g;
   for (int64_t r = g.first; r < lay.samples; r += g.step) {
@@ -108,11 +108,11 @@ __global__ void forward_kernel(const T* x, const int64_t* target, const T* w, La
 
 // One block: out[0] = Σ loss (or Σ loss / Σ weight), added in a fixed order.
 template <class T>
-__global__ void reduce_kernel(const compute_t<T>* loss, const compute_t<T>* weight, int64_t n, bool mean, T* out) {
+__global__ void reduce_kernel(const opmath_t<T>* loss, const opmath_t<T>* weight, int64_t n, bool mean, T* out) {
   xent::LossSum s;
   for (int64_t i = threadIdx.x; i < n; i += kSumThreads) s.add(loss[i], weight[i]);
   s = rows::merge_row<kSumThreads>(s);
-  if (threadIdx.x == 0) out[0] = narrow<T>(static_cast<compute_t<T>>(s.result(mean)));
+  if (threadIdx.x == 0) out[0] = narrow<T>(static_cast<opmath_t<T>>(s.result(mean)));
 }
 
 // One block, before the sample kernels that need them: Σ w_t over the
@@ -136,9 +136,9 @@ __global__ void sums_kernel(const int64_t* target, const T* w, Layout lay, int64
 // by sums->total_weight for 'mean'.
 template <int RowThreads, class T>
 __global__ void backward_kernel(const T* g, bool per_sample, bool mean, const T* x, const int64_t* target,
-                                const T* w, Layout lay, int64_t ignore_index, Smoothing<compute_t<T>> k,
+                                const T* w, Layout lay, int64_t ignore_index, Smoothing<opmath_t<T>> k,
                                 const CallSums* sums, T* y, unsigned long long* bad) {
-  using C = compute_t<T>;
+  using C = opmath_t<T>;
   if (sums) k.sw = static_cast<C>(sums->class_weight_sum);
   const rows::RowGroup<RowThreads> grp;
   for (int64_t r = grp.first; r < lay.samples; r += grp.step) {
@@ -299,7 +299,7 @@ void cross_entropy(const LoomKernelCall& c) {
   const cudaStream_t s = static_cast<cudaStream_t>(c.stream);
   visit<DTypes::Floating>(p.input->dtype, "cross_entropy", [&](auto tag) {
     using T = decltype(tag);
-    using C = compute_t<T>;
+    using C = opmath_t<T>;
     const Workspace ws(index, s, none ? 0 : 2 * static_cast<size_t>(p.layout.samples) * sizeof(C));
     const auto k = xent::narrow_smoothing<C>(
         xent::smoothing(p.ls, p.layout.classes, static_cast<double>(p.layout.classes)));
@@ -339,7 +339,7 @@ void cross_entropy_backward(const LoomKernelCall& c) {
   const cudaStream_t s = static_cast<cudaStream_t>(c.stream);
   visit<DTypes::Floating>(p.input->dtype, kOp, [&](auto tag) {
     using T = decltype(tag);
-    using C = compute_t<T>;
+    using C = opmath_t<T>;
     const Workspace ws(index, s, 0);
     const bool mean = p.reduction == Reduction::Mean;
     const auto k = xent::narrow_smoothing<C>(

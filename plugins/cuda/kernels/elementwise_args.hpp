@@ -77,7 +77,7 @@ template <> struct HostOf<__nv_bfloat16> { using type = plugin::BFloat16; };
 // A Scalar value rounded to dtype-type T (as the CPU's scalar_arg<T>), then
 // in T's compute type: a float16 bound of 0.1 is float16's 0.1.
 template <class T>
-compute_t<T> scalar_in_dtype(const LoomKernelCall& c, const char* op, int32_t i) {
+opmath_t<T> scalar_in_dtype(const LoomKernelCall& c, const char* op, int32_t i) {
   using H = typename HostOf<T>::type;
   if constexpr (is_half_v<T>) return static_cast<float>(scalar_arg<H>(c, op, i));
   else return scalar_arg<T>(c, op, i);

@@ -31,13 +31,13 @@ inline constexpr int kPerThread = kTileM / kSide;  // outputs per thread per sid
 // loads off a single bank.
 template <class T>
 struct Panels {
-  compute_t<T> a[kTileK][kTileM + 1];
-  compute_t<T> b[kTileK][kTileN + 1];
+  opmath_t<T> a[kTileK][kTileM + 1];
+  opmath_t<T> b[kTileK][kTileN + 1];
 };
 
 template <class T>
 struct Accumulator {
-  compute_t<T> v[kPerThread][kPerThread];
+  opmath_t<T> v[kPerThread][kPerThread];
 };
 
 // Where one block's tile sits: its matrices (already offset to the batch
@@ -52,7 +52,7 @@ struct Tile {
 
 // Element (r, c) of op(X), X column-major with leading dimension ld.
 template <class T>
-LOOM_HD inline compute_t<T> op_element(const T* x, bool transpose, int64_t ld, int64_t r, int64_t c) {
+LOOM_HD inline opmath_t<T> op_element(const T* x, bool transpose, int64_t ld, int64_t r, int64_t c) {
   return widen(transpose ? x[c + r * ld] : x[r + c * ld]);
 }
 
@@ -64,14 +64,14 @@ LOOM_HD inline void load_step(const Call& g, const Tile<T>& t, int64_t k0, int t
     const bool along_k = g.transpose_first;  // op(first)(i, p) = first[p + i ld]: p contiguous
     const int p = along_k ? e % kTileK : e / kTileM, i = along_k ? e / kTileK : e % kTileM;
     const int64_t gi = t.i0 + i, gp = k0 + p;
-    s.a[p][i] = gi < g.m && gp < g.k ? op_element(t.first, g.transpose_first, g.ld_first, gi, gp) : compute_t<T>(0);
+    s.a[p][i] = gi < g.m && gp < g.k ? op_element(t.first, g.transpose_first, g.ld_first, gi, gp) : opmath_t<T>(0);
   }
   for (int e = tid; e < kTileK * kTileN; e += kThreads) {
     const bool along_k = !g.transpose_second;  // op(second)(p, j) = second[p + j ld]: p contiguous
     const int p = along_k ? e % kTileK : e / kTileN, j = along_k ? e / kTileK : e % kTileN;
     const int64_t gp = k0 + p, gj = t.j0 + j;
     s.b[p][j] =
-        gp < g.k && gj < g.n ? op_element(t.second, g.transpose_second, g.ld_second, gp, gj) : compute_t<T>(0);
+        gp < g.k && gj < g.n ? op_element(t.second, g.transpose_second, g.ld_second, gp, gj) : opmath_t<T>(0);
   }
 }
 
@@ -79,7 +79,7 @@ template <class T>
 LOOM_HD inline void multiply_step(const Panels<T>& s, int tid, Accumulator<T>& acc) {
   const int tx = tid % kSide, ty = tid / kSide;
   for (int p = 0; p < kTileK; ++p) {
-    compute_t<T> a[kPerThread], b[kPerThread];
+    opmath_t<T> a[kPerThread], b[kPerThread];
     for (int r = 0; r < kPerThread; ++r) a[r] = s.a[p][tx + kSide * r];
     for (int c = 0; c < kPerThread; ++c) b[c] = s.b[p][ty + kSide * c];
     for (int r = 0; r < kPerThread; ++r)
@@ -91,7 +91,7 @@ LOOM_HD inline void multiply_step(const Panels<T>& s, int tid, Accumulator<T>& a
 // beta == 0 C is not read.
 template <class T>
 LOOM_HD inline void store(const Call& g, const Tile<T>& t, int tid, const Accumulator<T>& acc) {
-  using C = compute_t<T>;
+  using C = opmath_t<T>;
   const int tx = tid % kSide, ty = tid / kSide;
   const C alpha = static_cast<C>(g.alpha), beta = static_cast<C>(g.beta);
   for (int c = 0; c < kPerThread; ++c) {

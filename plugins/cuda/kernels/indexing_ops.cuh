@@ -23,7 +23,7 @@ __host__ __device__ inline bool in_bounds(int64_t i, int64_t size) {
 // The type scatter_add_/index_add_ add in, as the CPU plugin: 16-bit floats
 // in float, integers in an unsigned type of at least 32 bits (sums wrap
 // modulo 2^bits, two's complement), bool in bool (an add is an or).
-template <class T> struct AddTypeOf { using type = compute_t<T>; };
+template <class T> struct AddTypeOf { using type = opmath_t<T>; };
 template <> struct AddTypeOf<uint8_t> { using type = uint32_t; };
 template <> struct AddTypeOf<int8_t> { using type = uint32_t; };
 template <> struct AddTypeOf<int16_t> { using type = uint32_t; };
@@ -47,7 +47,7 @@ struct ScatterAdd {
     } else {
       A x = static_cast<A>(widen(v));
       if (scaled) x = static_cast<A>(x * alpha);
-      return narrow<T>(static_cast<compute_t<T>>(static_cast<A>(static_cast<A>(widen(dst)) + x)));
+      return narrow<T>(static_cast<opmath_t<T>>(static_cast<A>(static_cast<A>(widen(dst)) + x)));
     }
   }
 };

@@ -25,8 +25,8 @@ using plugin::Failure;
 // w and b may be null (absent).
 template <int RowThreads, class T>
 __global__ void layer_norm_rows(const T* x, T* y, const T* w, const T* b, int64_t rows, int64_t n,
-                                compute_t<T> eps) {
-  using C = compute_t<T>;
+                                opmath_t<T> eps) {
+  using C = opmath_t<T>;
   const rows::RowGroup<RowThreads> g;
   for (int64_t r = g.first; r < rows; r += g.step) {
     const T* xr = x + r * n;
@@ -83,7 +83,7 @@ void layer_norm(const LoomKernelCall& c) {
     const T* b = plugin::is_absent(c.inputs[2]) ? nullptr : plugin::data_ptr<const T>(c.inputs[2]);
     rows::with_row_threads(l, [&](auto rt) {
       layer_norm_rows<decltype(rt)::value, T><<<l.grid, l.block, 0, s>>>(
-          plugin::data_ptr<const T>(in), plugin::data_ptr<T>(out), w, b, rows, n, static_cast<compute_t<T>>(eps));
+          plugin::data_ptr<const T>(in), plugin::data_ptr<T>(out), w, b, rows, n, static_cast<opmath_t<T>>(eps));
     });
   });
   check(cudaGetLastError(), index, "layer_norm kernel launch");

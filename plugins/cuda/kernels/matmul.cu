@@ -42,8 +42,8 @@ struct Identity {
 // (or uninitialised memory) does not leak through, as beta == 0 promises.
 template <class T>
 struct ScaleBy {
-  compute_t<T> s;
-  __device__ T operator()(T x) const { return s == 0 ? narrow<T>(compute_t<T>(0)) : narrow<T>(widen(x) * s); }
+  opmath_t<T> s;
+  __device__ T operator()(T x) const { return s == 0 ? narrow<T>(opmath_t<T>(0)) : narrow<T>(widen(x) * s); }
 };
 
 // One GEMM operand as the launches read it: its first element and the
@@ -194,7 +194,7 @@ void product(const LoomTensorDesc& a, const LoomTensorDesc& b, const LoomTensorD
     if (use_self) elementwise<T, T>(out, {self}, Identity{}, stream, op);
     const int64_t K = a.shape[a.ndim - 1];
     if (K == 0) {  // an empty sum: out = beta * self, or zeros
-      const compute_t<T> s = use_self ? static_cast<compute_t<T>>(beta) : 0;
+      const opmath_t<T> s = use_self ? static_cast<opmath_t<T>>(beta) : 0;
       elementwise<T, T>(out, {&out}, ScaleBy<T>{s}, stream, op);
       return;
     }

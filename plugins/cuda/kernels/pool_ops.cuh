@@ -134,7 +134,7 @@ __host__ __device__ inline OutputSite site_of(const PoolGeometry& g, int64_t o) 
 // float) and, with kIndices, the winner's ih * W + iw.
 template <class T, bool kIndices>
 __host__ __device__ void max_pool_output(const PoolGeometry& g, int64_t o, const T* x, T* y, int64_t* indices) {
-  using A = compute_t<T>;
+  using A = opmath_t<T>;
   const OutputSite s = site_of(g, o);
   const DilatedWindow r = dilated_window(s.i, g.kernel[0], g.stride[0], g.padding[0], g.dilation[0], g.H);
   const DilatedWindow c = dilated_window(s.j, g.kernel[1], g.stride[1], g.padding[1], g.dilation[1], g.W);

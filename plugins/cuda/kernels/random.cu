@@ -47,7 +47,7 @@ __global__ void random_kernel(T* out, Geometry<1> g, GeneratorState gen, SampleT
       v = Normal ? plugin::normal_sample_f32(blk, a, b) : plugin::uniform_sample_f32(blk, a, b);
     int64_t off[1];
     g.offsets(i, off);
-    out[off[0]] = narrow<T>(static_cast<compute_t<T>>(v));
+    out[off[0]] = narrow<T>(static_cast<opmath_t<T>>(v));
   }
 }
 
@@ -89,7 +89,7 @@ __global__ void dropout_kernel(T* out, const T* in, Geometry<2> g, GeneratorStat
     int64_t off[2];
     g.offsets(i, off);
     const C x = static_cast<C>(widen(in[off[1]]));
-    out[off[0]] = narrow<T>(static_cast<compute_t<T>>(u < keep ? x * scale : all_dropped ? x * C(0) : C(0)));
+    out[off[0]] = narrow<T>(static_cast<opmath_t<T>>(u < keep ? x * scale : all_dropped ? x * C(0) : C(0)));
   }
 }
 

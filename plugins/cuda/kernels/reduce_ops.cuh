@@ -104,7 +104,7 @@ __host__ __device__ inline bool beyond(C x, C a) {
 template <class T, bool IsMax>
 struct ExtremeOp {
   using In = T;
-  using Acc = compute_t<T>;
+  using Acc = opmath_t<T>;
   static constexpr bool kHasIdentity = false;
   T* out;
 
@@ -127,7 +127,7 @@ struct ExtremeOp {
 template <class T, bool IsMax>
 struct ArgOp {
   using In = T;
-  using C = std::conditional_t<std::is_same_v<T, bool>, int32_t, compute_t<T>>;
+  using C = std::conditional_t<std::is_same_v<T, bool>, int32_t, opmath_t<T>>;
   struct Acc {
     C v;
     int64_t i;  // -1: nothing seen yet
@@ -148,7 +148,7 @@ struct ArgOp {
   }
   __host__ __device__ void store(const Acc& a, int64_t, int64_t o0, int64_t o1) const {
     if (values) {
-      values[o0] = narrow<T>(static_cast<compute_t<T>>(a.v));
+      values[o0] = narrow<T>(static_cast<opmath_t<T>>(a.v));
       indices[o1] = a.i;
     } else {
       indices[o0] = a.i;

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <climits>
+#include <loom/plugin/reduce_dims.hpp>
+
 #include <string>
 
 namespace loom::LOOM_GPU_NAMESPACE {
@@ -36,36 +38,6 @@ struct Dim {
 int64_t order_key(const Dim& d) { return d.in == 0 ? INT64_MAX : d.in; }
 
 }  // namespace
-
-void read_reduced_dims(const LoomValue& v, int32_t ndim, const char* op, bool* reduced) {
-  const bool all = v.kind == LOOM_VALUE_NONE || (v.kind == LOOM_VALUE_INT_LIST && v.u.ints.size == 0);
-  if (!all && v.kind != LOOM_VALUE_INT_LIST && v.kind != LOOM_VALUE_INT)
-    invalid(op, "dim must be an int list, got value kind " + std::to_string(v.kind));
-  for (int32_t d = 0; d < ndim; ++d) reduced[d] = all;
-  if (all) return;
-  const int64_t* list = v.kind == LOOM_VALUE_INT ? &v.u.i : v.u.ints.data;
-  const int64_t size = v.kind == LOOM_VALUE_INT ? 1 : v.u.ints.size;
-  for (int64_t i = 0; i < size; ++i) {
-    const int64_t d = list[i];
-    if (d < 0 || d >= (ndim > 0 ? ndim : 1))
-      invalid(op, "dim " + std::to_string(d) + " out of range for " + std::to_string(ndim) + " dims");
-    if (ndim > 0) reduced[d] = true;
-  }
-}
-
-void expect_keepdim(const LoomTensorDesc& in, const bool* reduced, const LoomTensorDesc& out,
-                    int32_t dtype, const char* op) {
-  if (out.ndim != in.ndim || out.dtype != dtype)
-    invalid(op, "output must have the input's ndim " + std::to_string(in.ndim) + " (keepdim form) and dtype " +
-                    plugin::dtype_name(dtype) + ", got " + std::to_string(out.ndim) + " and " +
-                    plugin::dtype_name(out.dtype));
-  for (int32_t d = 0; d < in.ndim; ++d) {
-    const int64_t want = reduced[d] ? 1 : in.shape[d];
-    if (out.shape[d] != want)
-      invalid(op, "output dim " + std::to_string(d) + " has size " + std::to_string(out.shape[d]) +
-                      ", expected " + std::to_string(want) + " (keepdim form)");
-  }
-}
 
 bool plan_reduction(int32_t ndim, const int64_t* shape, const int64_t* in_strides,
                     const bool* reduced, const int64_t* o0_strides, const int64_t* o1_strides,
@@ -132,8 +104,8 @@ ReducePlan prepare_reduction(const LoomKernelCall& c, const char* op, int32_t nu
   const LoomTensorDesc& in = c.inputs[0];
   if (in.ndim < 0 || in.ndim > plugin::kMaxIterDims) invalid(op, "bad input ndim " + std::to_string(in.ndim));
   bool reduced[plugin::kMaxIterDims];
-  read_reduced_dims(c.values[0], in.ndim, op, reduced);
-  for (int32_t k = 0; k < num_outputs; ++k) expect_keepdim(in, reduced, c.outputs[k], out_dtypes[k], op);
+  plugin::read_reduced_dims(c.values[0], in.ndim, LOOM_GPU_NAME, op, reduced);
+  for (int32_t k = 0; k < num_outputs; ++k) plugin::expect_keepdim(in, reduced, c.outputs[k], out_dtypes[k], LOOM_GPU_NAME, op);
   ReducePlan plan;
   if (!plan_reduction(in.ndim, in.shape, in.strides, reduced, c.outputs[0].strides,
                       c.outputs[num_outputs - 1].strides, plan))

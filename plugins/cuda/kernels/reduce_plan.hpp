@@ -96,15 +96,6 @@ struct ReducePlan {
   bool inner_reduced = false;
 };
 
-// values[0] of a reduction -> reduced[0, ndim): NONE or an empty list is
-// every dim, an INT a one-element list; a 0-d input accepts dim 0 and reduces
-// nothing. Throws INVALID_ARGUMENT naming `op`.
-void read_reduced_dims(const LoomValue& v, int32_t ndim, const char* op, bool* reduced);
-
-// Throws INVALID_ARGUMENT unless `out` is `in` in keepdim form with `dtype`.
-void expect_keepdim(const LoomTensorDesc& in, const bool* reduced, const LoomTensorDesc& out,
-                    int32_t dtype, const char* op);
-
 // The plan of reducing `in` over `reduced` into outputs with strides o0, o1
 // (each in.ndim entries; pass o0 twice for one output). False when a side
 // needs more than kMaxWalkDims dims.

@@ -6,6 +6,8 @@
 #include "reduce_ops.cuh"
 #include "vendor/gpu_target.hpp"
 
+#include <loom/plugin/welford.hpp>
+
 #include <cmath>
 #include <cstdint>
 
@@ -13,9 +15,8 @@ namespace loom::LOOM_GPU_NAMESPACE::reduce {
 
 // ----------------------------------------------------------- var / std ---
 
-struct Moments {
-  double n, mean, m2;  // count, mean, Σ(x - mean)²
-};
+// Count, mean, Σ(x - mean)² (loom/plugin/welford.hpp, shared by every device).
+using plugin::Moments;
 
 // Welford per element, Chan et al. between partials, in double; result
 // m2 / max(0, N - correction) (0/0 = NaN for an empty or too small slice),
@@ -31,26 +32,11 @@ struct MomentsOp {
 
   __host__ __device__ Acc init() const { return {0, 0, 0}; }
   __host__ __device__ void add(Acc& a, T x, int64_t) const {
-    const double v = static_cast<double>(widen(x));
-    a.n += 1;
-    const double d = v - a.mean;
-    a.mean += d / a.n;
-    a.m2 += d * (v - a.mean);
+    plugin::welford_add(a, static_cast<double>(widen(x)));
   }
-  __host__ __device__ void combine(Acc& a, const Acc& b) const {
-    if (b.n == 0) return;
-    if (a.n == 0) {
-      a = b;
-      return;
-    }
-    const double n = a.n + b.n, d = b.mean - a.mean;
-    a.mean += d * (b.n / n);
-    a.m2 += b.m2 + d * d * (a.n * b.n / n);
-    a.n = n;
-  }
+  __host__ __device__ void combine(Acc& a, const Acc& b) const { plugin::welford_combine(a, b); }
   __host__ __device__ void store(const Acc& a, int64_t n, int64_t o0, int64_t) const {
-    const double div = fmax(0.0, static_cast<double>(n) - correction);
-    const double v = a.m2 / div;
+    const double v = plugin::welford_variance(a, static_cast<double>(n), correction);
     out[o0] = from_acc<T>(take_sqrt ? sqrt(v) : v);
   }
 };
@@ -151,7 +137,7 @@ struct LseOp {
   }
   __host__ __device__ void store(const Acc& a, int64_t, int64_t o0, int64_t) const {
     const bool special = !finite(a.m);  // NaN, all -inf, or +inf
-    out[o0] = narrow<T>(static_cast<compute_t<T>>(special ? a.m : a.m + log(a.s)));
+    out[o0] = narrow<T>(static_cast<opmath_t<T>>(special ? a.m : a.m + log(a.s)));
   }
 };
 

@@ -28,7 +28,7 @@ using plugin::Failure;
 // elements are sx / sy apart.
 template <int RowThreads, bool Log, class T>
 __global__ void softmax_rows(const T* x, T* y, Geometry<2> rows, int64_t n, int64_t sx, int64_t sy) {
-  using C = compute_t<T>;
+  using C = opmath_t<T>;
   const rows::RowGroup<RowThreads> g;
   for (int64_t r = g.first; r < rows.numel; r += g.step) {
     int64_t off[2];

@@ -60,13 +60,13 @@ struct RoundFamily {
     if (v.kind != LOOM_VALUE_INT) [[unlikely]]
       fail_args(name, "decimals must be an int, got value kind " + std::to_string(v.kind));
     const double d = static_cast<double>(v.u.i);
-    return {static_cast<compute_t<T>>(std::pow(10.0, std::fabs(d))), d < 0};
+    return {static_cast<opmath_t<T>>(std::pow(10.0, std::fabs(d))), d < 0};
   }
 };
 
 // The largest finite value of floating T, in its compute type.
 template <class T>
-compute_t<T> finite_max() {
+opmath_t<T> finite_max() {
   if constexpr (std::is_same_v<T, __half>) return 65504.0f;
   else if constexpr (std::is_same_v<T, __nv_bfloat16>) return 0x1.fep127f;
   else return std::numeric_limits<T>::max();
@@ -80,8 +80,8 @@ struct NanToNumFamily {
   static constexpr bool copies_integers = true;
   template <class T>
   static NanToNum<T> make(const LoomKernelCall& c) {
-    const compute_t<T> defaults[3] = {0, finite_max<T>(), -finite_max<T>()};
-    compute_t<T> v[3];
+    const opmath_t<T> defaults[3] = {0, finite_max<T>(), -finite_max<T>()};
+    opmath_t<T> v[3];
     for (int32_t i = 0; i < 3; ++i)
       v[i] = value_at(c, name, i).kind == LOOM_VALUE_NONE ? defaults[i] : scalar_in_dtype<T>(c, name, i);
     return {v[0], v[1], v[2]};

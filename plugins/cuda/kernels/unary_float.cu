@@ -51,7 +51,7 @@ struct SoftplusFamily {
   static constexpr bool copies_integers = false;
   template <class T>
   static MathOp<SoftplusFn, T> make(const LoomKernelCall& c) {
-    using C = compute_t<T>;
+    using C = opmath_t<T>;
     return {{scalar_arg<C>(c, name, 0), scalar_arg<C>(c, name, 1)}};
   }
 };
@@ -63,7 +63,7 @@ struct EluFamily {
   static constexpr bool copies_integers = false;
   template <class T>
   static MathOp<EluFn, T> make(const LoomKernelCall& c) {
-    using C = compute_t<T>;
+    using C = opmath_t<T>;
     return {{scalar_arg<C>(c, name, 0), scalar_arg<C>(c, name, 1), scalar_arg<C>(c, name, 2)}};
   }
 };
@@ -75,7 +75,7 @@ struct LeakyReluFamily {
   static constexpr bool copies_integers = false;
   template <class T>
   static MathOp<LeakyReluFn, T> make(const LoomKernelCall& c) {
-    return {{scalar_arg<compute_t<T>>(c, name, 0)}};
+    return {{scalar_arg<opmath_t<T>>(c, name, 0)}};
   }
 };
 

@@ -105,7 +105,7 @@ HostTensor<T> make_tensor(std::vector<int64_t> shape, int32_t dtype, const std::
 template <class T>
 void fill_uniform(HostTensor<T>& t, std::mt19937& rng, double lo, double hi) {
   std::uniform_real_distribution<double> u(lo, hi);
-  for (T& x : t.buf) x = narrow<T>(static_cast<compute_t<T>>(u(rng)));
+  for (T& x : t.buf) x = narrow<T>(static_cast<opmath_t<T>>(u(rng)));
 }
 
 // Row-major walk over a shape.
@@ -133,7 +133,7 @@ struct Config {
 
 template <class T>
 struct Case {
-  using C = compute_t<T>;
+  using C = opmath_t<T>;
   Config cfg;
   double scale;
   HostTensor<T> q, k, v, mask, out, go, gq, gk, gv;
@@ -243,7 +243,7 @@ struct Case {
 // What attention.cu launches, block by block.
 template <class T>
 void run_forward(const Problem<T>& p, std::mt19937& rng) {
-  using C = compute_t<T>;
+  using C = opmath_t<T>;
   for (int64_t b = 0; b < forward_blocks(p); ++b) {
     std::vector<C> smem = garbage<C>(ForwardLayout(p.E, p.Ev).total);
     HostTeam<ForwardState<C>> team(rng);
@@ -252,7 +252,7 @@ void run_forward(const Problem<T>& p, std::mt19937& rng) {
 }
 template <class T>
 void run_backward(Problem<T> p, std::mt19937& rng) {
-  using C = compute_t<T>;
+  using C = opmath_t<T>;
   std::vector<C> row_dot = garbage<C>(p.batch * p.L);
   p.row_dot = row_dot.data();
   for (int64_t b = 0; b < row_dot_blocks(p); ++b) {

@@ -128,7 +128,7 @@ void eval_backward_on_host(const std::vector<T>& g, const std::vector<T>& x, std
                            const std::vector<float>& w, const std::vector<float>& mean, const std::vector<float>& var,
                            double eps, int64_t N, int64_t C, int64_t S, std::vector<double>& gw,
                            std::vector<double>& gb) {
-  using A = compute_t<T>;
+  using A = opmath_t<T>;
   const int64_t M = N * S;
   const bn::Split split = bn::eval_backward_split(C, M, 16, 64);  // small, so channels do split here
   std::vector<bn::ChannelSums<A>> parts(static_cast<size_t>(C * split.per_channel));
@@ -155,8 +155,8 @@ void check_eval_backward(int64_t N, int64_t C, int64_t S, bool weight, double to
   std::vector<T> g(n), x(n), dx(n);
   std::vector<double> gd(n), xd(n);
   for (int64_t i = 0; i < n; ++i) {
-    g[i] = narrow<T>(static_cast<compute_t<T>>(rng.next(-1, 1)));
-    x[i] = narrow<T>(static_cast<compute_t<T>>(rng.next(-3, 3)));
+    g[i] = narrow<T>(static_cast<opmath_t<T>>(rng.next(-1, 1)));
+    x[i] = narrow<T>(static_cast<opmath_t<T>>(rng.next(-3, 3)));
     gd[i] = static_cast<double>(widen(g[i]));
     xd[i] = static_cast<double>(widen(x[i]));
   }

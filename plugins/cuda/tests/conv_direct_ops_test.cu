@@ -19,7 +19,7 @@
 #include <vector>
 
 using namespace loom::cuda::conv;
-using loom::cuda::compute_t;
+using loom::cuda::opmath_t;
 
 namespace {
 
@@ -131,8 +131,8 @@ void check_against(Tensor<T>& got, const std::vector<double>& want, const std::v
 // The backward filter's sum for weight element i as a block of `threads`
 // (a power of two) computes it: strided partial sums, then halving.
 template <class T>
-compute_t<T> block_sum(const Problem& p, int64_t i, const T* x, const T* y, int threads) {
-  std::vector<compute_t<T>> partial(static_cast<size_t>(threads));
+opmath_t<T> block_sum(const Problem& p, int64_t i, const T* x, const T* y, int threads) {
+  std::vector<opmath_t<T>> partial(static_cast<size_t>(threads));
   for (int t = 0; t < threads; ++t)
     partial[static_cast<size_t>(t)] = backward_filter_partial(p, i, x, y, t, backward_filter_terms(p), threads);
   for (int half = threads / 2; half > 0; half /= 2)

@@ -297,23 +297,6 @@ TEST_CASE("vector_width: only aligned contiguous slices take 16-byte loads") {
   CHECK(vector_width(p, buf, sizeof(float)) == 1);
 }
 
-TEST_CASE("read_reduced_dims: none, list, int and range errors") {
-  bool r[3];
-  LoomValue none{};
-  none.kind = LOOM_VALUE_NONE;
-  read_reduced_dims(none, 3, "sum", r);
-  CHECK((r[0] && r[1] && r[2]));
-  const int64_t list[] = {2};
-  LoomValue l{};
-  l.kind = LOOM_VALUE_INT_LIST;
-  l.u.ints = {list, 1};
-  read_reduced_dims(l, 3, "sum", r);
-  CHECK((!r[0] && !r[1] && r[2]));
-  const int64_t bad[] = {3};
-  l.u.ints = {bad, 1};
-  CHECK_THROWS_WITH(read_reduced_dims(l, 3, "sum", r), Catch::Contains("dim 3 out of range for 3 dims"));
-}
-
 TEST_CASE("scan plan: lines, columns and tiles") {
   ScanPlan p;
   SECTION("scan along the contiguous dim: a warp per line") {

@@ -1,0 +1,436 @@
+// loom/plugin/scalar_ops.hpp — loom's reference semantics of the elementwise
+// ops, one functor per op on one element. Every device plugin computes with
+// these (the CPU plugin in its vectorised loops, the CUDA and HIP plugins in
+// their kernels), so a third-party backend that uses them gets loom's exact
+// results for free: integer overflow that wraps, Python's floor division and
+// modulo signs, NaN rules of maximum/minimum, comparisons and clamp, the
+// rounding of add's alpha and of lerp. Host and device (LOOM_HD); C++17.
+//
+// A functor takes and returns storage values (T, or bool for the
+// predicates) and computes in opmath_t<T> / arith_t<T> (opmath.hpp). What a
+// kernel receives and which dtypes each op takes: docs/kernel_conventions.md.
+// The float-rule math (exp, sin, sigmoid, ...) is not here: its accuracy is
+// each device's choice within the documented bounds.
+//
+// Integer division by zero and negative integer powers are errors a kernel
+// reports (INVALID_ARGUMENT with Op::Invalid::message) before it writes
+// anything; the functors still return 0 there, so no input is undefined
+// behaviour. INT_MIN / -1 and INT_MIN % -1, which trap on x86, wrap instead
+// (-INT_MIN == INT_MIN, remainder 0).
+#pragma once
+
+#include <loom/plugin/opmath.hpp>
+
+#include <cstdint>
+#include <type_traits>
+
+namespace loom::plugin::ops {
+
+// ------------------------------------------------------- arithmetic ---
+
+// Two's complement negation without signed overflow.
+template <class T>
+LOOM_HD inline T wrap_neg(T a) {
+  return from_arith<T>(arith_t<T>(0) - to_arith(a));
+}
+
+// out = a + alpha b; bool: a or (alpha and b). alpha is in arith_t<T>
+// (integers: a negative alpha wraps into the unsigned type).
+template <class T>
+struct Add {
+  arith_t<T> alpha;
+  LOOM_HD T operator()(T a, T b) const {
+    if constexpr (std::is_same_v<T, bool>) return a || (alpha && b);
+    else return from_arith<T>(add_rn(to_arith(a), mul_rn(alpha, to_arith(b))));
+  }
+};
+
+// out = a - alpha b; never bool.
+template <class T>
+struct Sub {
+  arith_t<T> alpha;
+  LOOM_HD T operator()(T a, T b) const {
+    return from_arith<T>(sub_rn(to_arith(a), mul_rn(alpha, to_arith(b))));
+  }
+};
+
+// bool: a and b.
+template <class T>
+struct Mul {
+  LOOM_HD T operator()(T a, T b) const {
+    if constexpr (std::is_same_v<T, bool>) return a && b;
+    else return from_arith<T>(mul_rn(to_arith(a), to_arith(b)));
+  }
+};
+
+// True division; floating T only.
+template <class T>
+struct Div {
+  LOOM_HD T operator()(T a, T b) const { return narrow<T>(widen(a) / widen(b)); }
+};
+
+// Integer rules that reject an input pair before the kernel runs.
+struct DivisionByZero {
+  static constexpr const char* message = "division by zero";
+  template <class T>
+  LOOM_HD bool operator()(T, T b) const {
+    return b == T(0);
+  }
+};
+// Integer bases other than 1 and -1 to a negative power (PyTorch's rule).
+struct NegativeIntegerPower {
+  static constexpr const char* message = "Integers to negative integer powers are not allowed.";
+  template <class T>
+  LOOM_HD bool operator()([[maybe_unused]] T a, [[maybe_unused]] T e) const {
+    if constexpr (std::is_signed_v<T>) return e < 0 && a != 1 && a != -1;
+    else return false;
+  }
+};
+
+// div(rounding_mode='trunc').
+template <class T>
+struct DivTrunc {
+  using Invalid = DivisionByZero;
+  LOOM_HD T operator()(T a, T b) const {
+    if constexpr (is_floating_v<T>) {
+      return narrow<T>(math::trunc(widen(a) / widen(b)));
+    } else {
+      if (b == 0) return T(0);
+      if constexpr (std::is_signed_v<T>)
+        if (b == -1) return wrap_neg(a);
+      return static_cast<T>(a / b);
+    }
+  }
+};
+
+// PyTorch's div_floor_floating: the quotient from fmod rather than
+// floor(a / b), so a rounded a / b cannot land on the wrong integer;
+// b == 0 gives the IEEE a / b.
+template <class V>
+LOOM_HD inline V div_floor_floating(V a, V b) {
+  if (b == 0) return a / b;
+  const V mod = math::fmod(a, b);
+  V div = (a - mod) / b;
+  if (mod != 0 && (b < 0) != (mod < 0)) div -= V(1);
+  if (div == 0) return math::copysign(V(0), a / b);
+  V floordiv = math::floor(div);
+  if (div - floordiv > V(0.5)) floordiv += V(1);
+  return floordiv;
+}
+
+// div(rounding_mode='floor'): Python's floor division.
+template <class T>
+struct DivFloor {
+  using Invalid = DivisionByZero;
+  LOOM_HD T operator()(T a, T b) const {
+    if constexpr (is_floating_v<T>) {
+      return narrow<T>(div_floor_floating(widen(a), widen(b)));
+    } else {
+      if (b == 0) return T(0);
+      if constexpr (std::is_signed_v<T>) {
+        if (b == -1) return wrap_neg(a);
+        const T q = static_cast<T>(a / b);
+        return (a % b != 0 && (a < 0) != (b < 0)) ? static_cast<T>(q - 1) : q;
+      }
+      return static_cast<T>(a / b);
+    }
+  }
+};
+
+// Python's modulo: the result has the sign of b (fmod / %, then + b when the
+// signs differ and the result is non-zero; |r| < |b|, so exact for integers).
+template <class T>
+struct Remainder {
+  using Invalid = DivisionByZero;
+  LOOM_HD T operator()(T a, T b) const {
+    if constexpr (is_floating_v<T>) {
+      const opmath_t<T> y = widen(b);
+      opmath_t<T> m = math::fmod(widen(a), y);
+      if (m != 0 && (y < 0) != (m < 0)) m += y;
+      return narrow<T>(m);
+    } else {
+      if (b == 0) return T(0);
+      if constexpr (std::is_signed_v<T>) {
+        if (b == -1) return T(0);
+        T m = static_cast<T>(a % b);
+        if (m != 0 && (b < 0) != (m < 0)) m = static_cast<T>(m + b);
+        return m;
+      }
+      return static_cast<T>(a % b);
+    }
+  }
+};
+
+// Floats: pow. Integers: exact by squaring in the wrapping type; a negative
+// exponent reaches the loop only with base 1 or -1 (Invalid rejects the
+// rest first).
+template <class T>
+struct Pow {
+  using Invalid = NegativeIntegerPower;
+  LOOM_HD T operator()(T a, T e) const {
+    if constexpr (is_floating_v<T>) {
+      return narrow<T>(math::pow(widen(a), widen(e)));
+    } else {
+      if constexpr (std::is_signed_v<T>) {
+        if (e < 0) return a == 1 ? T(1) : a == -1 ? static_cast<T>((e & 1) ? -1 : 1) : T(0);
+      }
+      arith_t<T> result = 1, base = to_arith(a);
+      for (auto k = static_cast<std::make_unsigned_t<T>>(e); k != 0; k >>= 1) {
+        if (k & 1) result *= base;
+        base *= base;
+      }
+      return from_arith<T>(result);
+    }
+  }
+};
+
+// NaN if either is NaN; bool: or / and. `|` rather than `||` keeps the
+// host loop branch-free so it vectorises.
+template <class T>
+struct Maximum {
+  LOOM_HD T operator()(T a, T b) const {
+    using V = opmath_t<T>;
+    const V x = widen(a), y = widen(b);
+    if constexpr (is_floating_v<T>)
+      if ((x != x) | (y != y)) return narrow<T>(quiet_nan<V>());
+    return narrow<T>(x < y ? y : x);
+  }
+};
+
+template <class T>
+struct Minimum {
+  LOOM_HD T operator()(T a, T b) const {
+    using V = opmath_t<T>;
+    const V x = widen(a), y = widen(b);
+    if constexpr (is_floating_v<T>)
+      if ((x != x) | (y != y)) return narrow<T>(quiet_nan<V>());
+    return narrow<T>(y < x ? y : x);
+  }
+};
+
+// Floating T only.
+template <class T>
+struct Atan2 {
+  LOOM_HD T operator()(T a, T b) const { return narrow<T>(math::atan2(widen(a), widen(b))); }
+};
+
+// lerp(self, end, weight) (the op, and Adam's running averages). Two forms
+// so that w == 0 gives exactly `self` and w == 1 exactly `end`; the split at
+// |w| < 0.5 is PyTorch's, so rounding matches it for any w. Floating T only.
+template <class T>
+struct Lerp {
+  LOOM_HD T operator()(T s, T e, T w) const {
+    using V = opmath_t<T>;
+    const V x = widen(s), y = widen(e), t = widen(w), d = sub_rn(y, x);
+    const V abs_t = t < V(0) ? -t : t;
+    return narrow<T>(select(abs_t < V(0.5), add_rn(x, mul_rn(t, d)), sub_rn(y, mul_rn(d, sub_rn(V(1), t)))));
+  }
+};
+
+// ---------------------------------------------- comparisons, logical ---
+
+// Predicates on opmath values: NaN compares unequal to everything; signed
+// integers compare as signed. Non-short-circuit & and | keep host loops
+// branch-free.
+#define LOOM_PLUGIN_PREDICATE(Name, expr)            \
+  struct Name {                                      \
+    template <class V>                               \
+    LOOM_HD bool operator()(V a, V b) const {        \
+      return expr;                                   \
+    }                                                \
+  };
+LOOM_PLUGIN_PREDICATE(Eq, a == b)
+LOOM_PLUGIN_PREDICATE(Ne, a != b)
+LOOM_PLUGIN_PREDICATE(Lt, a < b)
+LOOM_PLUGIN_PREDICATE(Le, a <= b)
+LOOM_PLUGIN_PREDICATE(Gt, a > b)
+LOOM_PLUGIN_PREDICATE(Ge, a >= b)
+LOOM_PLUGIN_PREDICATE(LogicalAnd, (a != V(0)) & (b != V(0)))
+LOOM_PLUGIN_PREDICATE(LogicalOr, (a != V(0)) | (b != V(0)))
+LOOM_PLUGIN_PREDICATE(LogicalXor, (a != V(0)) != (b != V(0)))
+#undef LOOM_PLUGIN_PREDICATE
+
+// Predicate P on two storage values of T, stored as O: bool, or T itself
+// (0 or 1) for the in-place logical ops.
+template <class O, class T, class P>
+struct Predicate {
+  LOOM_HD O operator()(T a, T b) const { return from_bool<O>(P{}(widen(a), widen(b))); }
+};
+
+// Integers and bool only.
+template <class T>
+struct BitAnd {
+  LOOM_HD T operator()(T a, T b) const { return static_cast<T>(a & b); }
+};
+template <class T>
+struct BitOr {
+  LOOM_HD T operator()(T a, T b) const { return static_cast<T>(a | b); }
+};
+template <class T>
+struct BitXor {
+  LOOM_HD T operator()(T a, T b) const { return static_cast<T>(a ^ b); }
+};
+
+// where: moves bit patterns of the element size U; the condition is read as
+// its byte (bool storage is 0 or 1; a byte also vectorises where a bool ->
+// integer conversion does not).
+template <class U>
+struct Select {
+  LOOM_HD U operator()(uint8_t c, U x, U y) const { return c ? x : y; }
+};
+
+// ------------------------------------------------- same-dtype unary ---
+
+// Integers: two's complement negation (unsigned wraps); floats flip the
+// sign, so neg(0) is -0 (0 - x would give +0). Never bool.
+template <class T>
+struct Neg {
+  LOOM_HD T operator()(T a) const {
+    if constexpr (is_floating_v<T>) return narrow<T>(-widen(a));
+    else return wrap_neg(a);
+  }
+};
+
+// NaN fails `x < 0` and passes through; -0 stays -0. Never bool.
+template <class T>
+struct Relu {
+  LOOM_HD T operator()(T a) const {
+    if constexpr (std::is_unsigned_v<T>) {
+      return a;
+    } else if constexpr (is_integer_v<T>) {
+      return a < 0 ? T(0) : a;
+    } else {
+      const opmath_t<T> x = widen(a);
+      return narrow<T>(x < 0 ? opmath_t<T>(0) : x);
+    }
+  }
+};
+
+// abs(INT_MIN) wraps to INT_MIN, as in PyTorch. Never bool.
+template <class T>
+struct Abs {
+  LOOM_HD T operator()(T a) const {
+    if constexpr (std::is_unsigned_v<T>) return a;
+    else if constexpr (is_integer_v<T>) return a < 0 ? wrap_neg(a) : a;
+    else return narrow<T>(math::fabs(widen(a)));
+  }
+};
+
+// -1, 0 or 1; NaN gives 0 (both comparisons fail), -0 gives +0.
+template <class T>
+struct Sign {
+  LOOM_HD T operator()(T a) const {
+    if constexpr (std::is_same_v<T, bool>) {
+      return a;
+    } else if constexpr (std::is_unsigned_v<T>) {
+      return static_cast<T>(a != 0);
+    } else if constexpr (is_integer_v<T>) {
+      return static_cast<T>((a > 0) - (a < 0));
+    } else {
+      const opmath_t<T> x = widen(a);
+      return narrow<T>(static_cast<opmath_t<T>>((x > 0) - (x < 0)));
+    }
+  }
+};
+
+// Integers wrap. Never bool (the core computes bool in int64).
+template <class T>
+struct Square {
+  LOOM_HD T operator()(T a) const { return from_arith<T>(mul_rn(to_arith(a), to_arith(a))); }
+};
+
+enum class Rounding { Floor, Ceil, Trunc };
+
+// floor, ceil, trunc; integers are whole already and pass through.
+template <Rounding M, class T>
+struct RoundTo {
+  LOOM_HD T operator()(T a) const {
+    if constexpr (!is_floating_v<T>) {
+      return a;
+    } else {
+      const opmath_t<T> x = widen(a);
+      if constexpr (M == Rounding::Floor) return narrow<T>(math::floor(x));
+      else if constexpr (M == Rounding::Ceil) return narrow<T>(math::ceil(x));
+      else return narrow<T>(math::trunc(x));
+    }
+  }
+};
+
+// round(x, decimals), half to even, PyTorch's formula; integers pass
+// through. p = 10^|decimals| (1 for decimals = 0, which is exact).
+template <class T>
+struct Round {
+  opmath_t<T> p;
+  bool divide_first;  // decimals < 0
+  LOOM_HD T operator()(T a) const {
+    if constexpr (!is_floating_v<T>) {
+      return a;
+    } else {
+      const opmath_t<T> x = widen(a);
+      return narrow<T>(divide_first ? math::rint(x / p) * p : math::rint(x * p) / p);
+    }
+  }
+};
+
+// NaN, +inf and -inf replaced by values already rounded to T; integers pass
+// through.
+template <class T>
+struct NanToNum {
+  opmath_t<T> nan, posinf, neginf;
+  LOOM_HD T operator()(T a) const {
+    if constexpr (!is_floating_v<T>) {
+      return a;
+    } else {
+      const opmath_t<T> x = widen(a), inf = infinity<opmath_t<T>>();
+      return narrow<T>(x != x ? nan : x == inf ? posinf : x == -inf ? neginf : x);
+    }
+  }
+};
+
+// min(max(x, lo), hi) as two selects: a NaN x fails both comparisons and
+// stays NaN, lo > hi gives hi, a NaN bound (nan_bound) gives NaN
+// everywhere. Absent bounds are the type's extremes (infinities for
+// floats). Integers compare in T itself, floats in opmath_t.
+template <class T>
+struct Clamp {
+  opmath_t<T> lo, hi;
+  bool nan_bound;
+  LOOM_HD T operator()(T a) const {
+    using V = opmath_t<T>;
+    const V x = widen(a);
+    V y = x < lo ? lo : x;
+    y = y > hi ? hi : y;
+    if constexpr (is_floating_v<T>) return narrow<T>(nan_bound ? quiet_nan<V>() : y);
+    else return y;
+  }
+};
+
+// ------------------------------------------------- bool-valued tests ---
+
+// x == 0: NaN is not zero, -0 is.
+template <class T>
+struct LogicalNot {
+  LOOM_HD bool operator()(T a) const {
+    if constexpr (std::is_same_v<T, bool>) return !a;
+    else return widen(a) == opmath_t<T>(0);
+  }
+};
+
+enum class FpClass { Nan, Inf, Finite };
+
+// isnan, isinf, isfinite; integers and bool are finite.
+template <FpClass K, class T>
+struct IsClass {
+  LOOM_HD bool operator()(T a) const {
+    if constexpr (!is_floating_v<T>) {
+      return K == FpClass::Finite;
+    } else {
+      const opmath_t<T> x = widen(a), inf = infinity<opmath_t<T>>();
+      if constexpr (K == FpClass::Nan) return x != x;
+      else if constexpr (K == FpClass::Inf) return math::fabs(x) == inf;
+      else return math::fabs(x) < inf;  // false for NaN
+    }
+  }
+};
+
+}  // namespace loom::plugin::ops
