@@ -1,17 +1,19 @@
-// ops_binary.cpp — the elementwise binary ops of loom/op_tables.h, div's
+// ops_binary.cpp — the elementwise binary ops of loom/plugin/op_tables.h, div's
 // rounding modes, where, lerp and the in-place forms. Kernel arguments:
 // docs/kernel_conventions.md, "Elementwise binary and ternary ops".
 #include "autograd/formula.h"
 #include "core_op.h"
 
 #include <loom/error.h>
-#include <loom/op_tables.h>
+#include <loom/plugin/op_rules.hpp>
+#include <loom/plugin/op_tables.h>
 #include <loom/ops.h>
 
 namespace loom {
 namespace {
 
-enum class BinaryRule { Arith, Extremum, FloatBin, Bitwise, Compare, Logical };
+// The rule column of loom/plugin/op_tables.h.
+using plugin::BinaryRule;
 
 // The dtype `name` computes in, from the promoted dtype of its arguments.
 DType binary_compute(const OpCall& call, BinaryRule rule, DType t) {
@@ -54,7 +56,7 @@ void prepare_binary_inplace(OpCall& call) {
   prepare_inplace(call);
 }
 
-#define LOOM_DEFINE_BINARY(op, rule, inplace)                                               \
+#define LOOM_DEFINE_BINARY(op, rule, inplace, F)                                              \
   LOOM_CORE_OP(op##_def, #op "(Tensor self, Tensor other) -> Tensor",                       \
                prepare_binary<BinaryRule::rule>, nullptr)                                   \
   LOOM_DEFINE_BINARY_INPLACE_##inplace(op, rule)
@@ -146,6 +148,8 @@ LOOM_CORE_OP(where_def, "where(Tensor condition, Tensor self, Tensor other) -> T
 LOOM_CORE_OP(lerp_def, "lerp(Tensor self, Tensor end, Tensor weight) -> Tensor", prepare_lerp, nullptr)
 LOOM_CORE_OP(lerp_inplace_def, "lerp_(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)",
              prepare_lerp_inplace, inplace_via_out_of_place)
+// prepare_lerp implements the table's rule (LOOM_BINARY_SPECIAL_OPS).
+static_assert(plugin::op_mask("lerp") == plugin::kernel_mask(BinaryRule::FloatOnly));
 
 // ---- derivatives ------------------------------------------------------------------
 LOOM_DERIVATIVE_IN_FLOAT(div_def, "DivBackward0", autograd::inputs(0, 1), autograd::none(),
@@ -261,7 +265,7 @@ LoomValue rounding_value(const std::optional<std::string>& mode) {
 
 // ---- C++ API ---------------------------------------------------------------------
 
-#define LOOM_BINARY_FN(op, rule, inplace)                                                  \
+#define LOOM_BINARY_FN(op, rule, inplace, F)                                                 \
   Tensor op(const Tensor& a, const Tensor& b) { return detail::run_op(op##_def(), {&a, &b}); } \
   Tensor& op##_out(Tensor& out, const Tensor& a, const Tensor& b) {                        \
     return detail::run_op_out(out, op##_def(), {&a, &b});                                  \

@@ -6,6 +6,7 @@
 
 #include <loom/error.h>
 #include <loom/ops.h>
+#include <loom/plugin/op_rules.hpp>
 
 namespace loom {
 namespace {
@@ -74,6 +75,16 @@ LOOM_CORE_OP(mul_op, "mul(Tensor self, Tensor other) -> Tensor", prepare_mul, nu
 LOOM_CORE_OP(neg_op, "neg(Tensor self) -> Tensor", prepare_neg, nullptr)
 LOOM_CORE_OP(relu_op, "relu(Tensor self) -> Tensor", prepare_relu, nullptr)
 LOOM_CORE_OP(exp_op, "exp(Tensor self) -> Tensor", prepare_float_unary, nullptr)
+
+// The rules the prepare functions above implement are the table's
+// (loom/plugin/op_tables.h, LOOM_UNARY_SPECIAL_OPS and
+// LOOM_BINARY_SPECIAL_OPS), which plugins register by.
+static_assert(plugin::op_mask("add") == plugin::kernel_mask(plugin::BinaryRule::Extremum));
+static_assert(plugin::op_mask("sub") == plugin::kernel_mask(plugin::BinaryRule::Arith));
+static_assert(plugin::op_mask("mul") == plugin::kernel_mask(plugin::BinaryRule::Extremum));
+static_assert(plugin::op_mask("neg") == plugin::kernel_mask(plugin::UnaryRule::SameNoBool));
+static_assert(plugin::op_mask("relu") == plugin::kernel_mask(plugin::UnaryRule::SameNoBool));
+static_assert(plugin::op_mask("exp") == plugin::kernel_mask(plugin::UnaryRule::Float));
 // ---- derivatives ---------------------------------------------------------------
 using autograd::BackwardContext;
 using autograd::inputs;

@@ -1,4 +1,4 @@
-// ops_unary.cpp — the elementwise unary ops of loom/op_tables.h plus the
+// ops_unary.cpp — the elementwise unary ops of loom/plugin/op_tables.h plus the
 // parametric ones (round, gelu, softplus, elu, leaky_relu, nan_to_num,
 // clamp), each with its in-place form. Kernel arguments:
 // docs/kernel_conventions.md, "Elementwise unary ops".
@@ -6,7 +6,8 @@
 #include "core_op.h"
 
 #include <loom/error.h>
-#include <loom/op_tables.h>
+#include <loom/plugin/op_rules.hpp>
+#include <loom/plugin/op_tables.h>
 #include <loom/ops.h>
 
 #include <cfloat>
@@ -17,7 +18,8 @@
 namespace loom {
 namespace {
 
-enum class UnaryRule { Float, FloatOnly, Same, SameNoBool, Square, ToBool };
+// The rule column of loom/plugin/op_tables.h.
+using plugin::UnaryRule;
 
 // The dtype the kernel computes in, or an error naming the op and dtype.
 DType unary_compute(const OpCall& call, UnaryRule rule) {
@@ -160,6 +162,16 @@ LOOM_DEFINE_PARAM_UNARY(nan_to_num, ", float? nan=None, float? posinf=None, floa
 LOOM_DEFINE_PARAM_UNARY(clamp, ", Scalar? min=None, Scalar? max=None", prepare_clamp,
                         prepare_clamp_inplace)
 #undef LOOM_DEFINE_PARAM_UNARY
+
+// The rules these prepare functions implement are the table's
+// (loom/plugin/op_tables.h, LOOM_UNARY_SPECIAL_OPS), which plugins register by.
+static_assert(plugin::op_mask("round") == plugin::kernel_mask(UnaryRule::SameNoBool));
+static_assert(plugin::op_mask("gelu") == plugin::kernel_mask(UnaryRule::FloatOnly));
+static_assert(plugin::op_mask("softplus") == plugin::kernel_mask(UnaryRule::FloatOnly));
+static_assert(plugin::op_mask("elu") == plugin::kernel_mask(UnaryRule::FloatOnly));
+static_assert(plugin::op_mask("leaky_relu") == plugin::kernel_mask(UnaryRule::FloatOnly));
+static_assert(plugin::op_mask("nan_to_num") == plugin::kernel_mask(UnaryRule::Same));
+static_assert(plugin::op_mask("clamp") == plugin::kernel_mask(UnaryRule::SameNoBool));
 
 // ---- derivatives ------------------------------------------------------------------
 using autograd::BackwardContext;

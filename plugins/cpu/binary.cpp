@@ -13,6 +13,7 @@
 #include "common.hpp"
 #include "kernels.hpp"
 
+#include <loom/plugin/op_rules.hpp>
 #include <loom/plugin/scalar_ops.hpp>
 
 #include <cstring>
@@ -22,41 +23,37 @@ namespace {
 
 // The functors are loom's shared reference semantics
 // (loom/plugin/scalar_ops.hpp).
-using plugin::ops::Atan2;
 using plugin::ops::DivFloor;
 using plugin::ops::DivTrunc;
 using plugin::ops::Lerp;
-using plugin::ops::Maximum;
-using plugin::ops::Minimum;
-using plugin::ops::Pow;
-using plugin::ops::Remainder;
 
-template <template <class> class Op, DTypes Set>
-void binary_op(const LoomKernelCall& c, const char* name) {
-  const auto [out, a, b] = binary_args(c, name);
-  dispatch<Set>(out.dtype, name, [&](auto tag) {
-    using T = decltype(tag);
-    if constexpr (!plugin::is_floating_v<T> && requires { typename Op<T>::Invalid; }) {
-      using Invalid = typename Op<T>::Invalid;
-      const auto invalid = [](T x, T y) { return Invalid{}(x, y); };
-      if (any_element(invalid, In<T>{a}, In<T>{b})) [[unlikely]]
-        fail(LOOM_STATUS_INVALID_ARGUMENT, "cpu %s: %s", name, Invalid::message);
-    }
-    apply_elementwise<T>(out, Op<T>{}, In<T>{a}, In<T>{b});
-  });
-}
+// The same-dtype kernel family: the rows of loom/plugin/op_tables.h with
+// rules Arith, Extremum and FloatBin (plugin::register_binary_rows
+// instantiates it per row) and div's rounding modes.
+struct ArithFamily {
+  static constexpr bool serves(plugin::BinaryRule r) { return plugin::is_arithmetic(r); }
 
-void remainder(const LoomKernelCall& c) { binary_op<Remainder, DTypes::NoBool>(c, "remainder"); }
-void pow(const LoomKernelCall& c) { binary_op<Pow, DTypes::NoBool>(c, "pow"); }
-void maximum(const LoomKernelCall& c) { binary_op<Maximum, DTypes::All>(c, "maximum"); }
-void minimum(const LoomKernelCall& c) { binary_op<Minimum, DTypes::All>(c, "minimum"); }
-void atan2(const LoomKernelCall& c) { binary_op<Atan2, DTypes::Floating>(c, "atan2"); }
+  template <template <class> class Op, DTypes Set>
+  static void arithmetic(const LoomKernelCall& c, const char* name) {
+    const auto [out, a, b] = binary_args(c, name);
+    dispatch<Set>(out.dtype, name, [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (!plugin::is_floating_v<T> && requires { typename Op<T>::Invalid; }) {
+        using Invalid = typename Op<T>::Invalid;
+        const auto invalid = [](T x, T y) { return Invalid{}(x, y); };
+        if (any_element(invalid, In<T>{a}, In<T>{b})) [[unlikely]]
+          fail(LOOM_STATUS_INVALID_ARGUMENT, "cpu %s: %s", name, Invalid::message);
+      }
+      apply_elementwise<T>(out, Op<T>{}, In<T>{a}, In<T>{b});
+    });
+  }
+};
 
 void lerp(const LoomKernelCall& c) {
   expect_arity(c, "lerp", 3, 1);
   const LoomTensorDesc& out = c.outputs[0];
   for (int32_t i = 0; i < 3; ++i) expect_like(c.inputs[i], out, "lerp");
-  dispatch<DTypes::Floating>(out.dtype, "lerp", [&](auto tag) {
+  dispatch<plugin::op_class("lerp")>(out.dtype, "lerp", [&](auto tag) {
     using T = decltype(tag);
     apply_elementwise<T>(out, Lerp<T>{}, In<T>{c.inputs[0]}, In<T>{c.inputs[1]},
                          In<T>{c.inputs[2]});
@@ -87,25 +84,17 @@ DivMode div_mode(const LoomKernelCall& c) {
 }
 
 void div_rounded(const LoomKernelCall& c, DivMode mode) {
-  if (mode == DivMode::Floor) binary_op<DivFloor, DTypes::NoBool>(c, "div");
-  else binary_op<DivTrunc, DTypes::NoBool>(c, "div");
+  if (mode == DivMode::Floor) ArithFamily::arithmetic<DivFloor, DTypes::NoBool>(c, "div");
+  else ArithFamily::arithmetic<DivTrunc, DTypes::NoBool>(c, "div");
 }
 
 // In-place forms are the same kernels: outputs[0] aliases inputs[0] and the
-// core has cast the other operands to self's dtype.
+// core has cast the other operands to self's dtype. Masks come from the
+// catalog's rules (loom/plugin/op_rules.hpp).
 void register_binary_kernels(plugin::Registrar& r) {
   using plugin::kernel;
-  r.kernel("remainder", "cpu", kernel<remainder>, kNoBoolMask);
-  r.kernel("remainder_", "cpu", kernel<remainder>, kNoBoolMask);
-  r.kernel("pow", "cpu", kernel<pow>, kNoBoolMask);
-  r.kernel("pow_", "cpu", kernel<pow>, kNoBoolMask);
-  r.kernel("maximum", "cpu", kernel<maximum>, kAllMask);
-  r.kernel("minimum", "cpu", kernel<minimum>, kAllMask);
-  r.kernel("atan2", "cpu", kernel<atan2>, kFloatingMask);
-  r.kernel("atan2_", "cpu", kernel<atan2>, kFloatingMask);
-  r.kernel("lerp", "cpu", kernel<lerp>, kFloatingMask);
-  r.kernel("lerp_", "cpu", kernel<lerp>, kFloatingMask);
-  r.kernel("sub_", "cpu", kernel<sub>, kNoBoolMask);
+  plugin::register_binary_rows<ArithFamily>(r, "cpu");
+  LOOM_PLUGIN_REGISTER_TABLE_OP(r, "lerp", "cpu", kernel<lerp>);
   // div_ takes integers for its trunc/floor modes; true division of an
   // integer self is rejected by the core (and by the kernel: UNSUPPORTED).
   r.kernel("div_", "cpu", kernel<div>, kNoBoolMask);

@@ -11,6 +11,7 @@
 #include "binary_loops.hpp"
 #include "common.hpp"
 
+#include <loom/plugin/op_rules.hpp>
 #include <loom/plugin/scalar_ops.hpp>
 
 #include <cstdint>
@@ -22,48 +23,42 @@ namespace {
 // The predicates and bitwise functors are loom's shared reference semantics
 // (loom/plugin/scalar_ops.hpp): NaN compares unequal to everything, signed
 // integers compare as signed.
-using plugin::ops::BitAnd;
-using plugin::ops::BitOr;
-using plugin::ops::BitXor;
-using plugin::ops::Eq;
-using plugin::ops::Ge;
-using plugin::ops::Gt;
-using plugin::ops::Le;
-using plugin::ops::LogicalAnd;
-using plugin::ops::LogicalOr;
-using plugin::ops::LogicalXor;
-using plugin::ops::Lt;
-using plugin::ops::Ne;
 using plugin::ops::Predicate;
 using plugin::ops::Select;
 
-// `SameDtypeOut`: the output may also have the inputs' dtype (the in-place
-// logical ops); otherwise it must be bool.
-template <class P, bool SameDtypeOut>
-void predicate_op(const LoomKernelCall& c, const char* name) {
-  const auto [out, a, b] = binary_args(c, name, /*same_dtype=*/false);
-  const bool bool_out = out.dtype == LOOM_DTYPE_BOOL;
-  if (!bool_out && !(SameDtypeOut && out.dtype == a.dtype)) [[unlikely]]
-    fail(LOOM_STATUS_INVALID_ARGUMENT, "cpu %s: the output must be bool%s, got %s", name,
-         SameDtypeOut ? " or the inputs' dtype" : "", plugin::dtype_name(out.dtype));
-  dispatch<DTypes::All>(a.dtype, name, [&](auto tag) {
-    using T = decltype(tag);
-    if constexpr (SameDtypeOut && !std::is_same_v<T, bool>) {
-      if (!bool_out) return apply_elementwise<T>(out, Predicate<T, T, P>{}, In<T>{a}, In<T>{b});
-    }
-    apply_elementwise<bool>(out, Predicate<bool, T, P>{}, In<T>{a}, In<T>{b});
-  });
-}
+// The comparison, logical and bitwise rows of loom/plugin/op_tables.h, as
+// kernel families plugin::register_binary_rows instantiates per row.
+struct CompareFamilies {
+  static constexpr bool serves(plugin::BinaryRule r) { return !plugin::is_arithmetic(r); }
 
-template <template <class> class F>
-void bitwise_op(const LoomKernelCall& c, const char* name) {
-  const auto [out, a, b] = binary_args(c, name);
-  dispatch<DTypes::All>(out.dtype, name, [&](auto tag) {
-    using T = decltype(tag);
-    if constexpr (plugin::is_floating_v<T>) fail_dtype(name, out.dtype);
-    else apply_elementwise<T>(out, F<T>{}, In<T>{a}, In<T>{b});
-  });
-}
+  // `SameDtypeOut`: the output may also have the inputs' dtype (the in-place
+  // logical ops); otherwise it must be bool.
+  template <class P, bool SameDtypeOut>
+  static void predicate(const LoomKernelCall& c, const char* name) {
+    const auto [out, a, b] = binary_args(c, name, /*same_dtype=*/false);
+    const bool bool_out = out.dtype == LOOM_DTYPE_BOOL;
+    if (!bool_out && !(SameDtypeOut && out.dtype == a.dtype)) [[unlikely]]
+      fail(LOOM_STATUS_INVALID_ARGUMENT, "cpu %s: the output must be bool%s, got %s", name,
+           SameDtypeOut ? " or the inputs' dtype" : "", plugin::dtype_name(out.dtype));
+    dispatch<DTypes::All>(a.dtype, name, [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (SameDtypeOut && !std::is_same_v<T, bool>) {
+        if (!bool_out) return apply_elementwise<T>(out, Predicate<T, T, P>{}, In<T>{a}, In<T>{b});
+      }
+      apply_elementwise<bool>(out, Predicate<bool, T, P>{}, In<T>{a}, In<T>{b});
+    });
+  }
+
+  template <template <class> class F>
+  static void bitwise(const LoomKernelCall& c, const char* name) {
+    const auto [out, a, b] = binary_args(c, name);
+    dispatch<DTypes::All>(out.dtype, name, [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (plugin::is_floating_v<T>) fail_dtype(name, out.dtype);
+      else apply_elementwise<T>(out, F<T>{}, In<T>{a}, In<T>{b});
+    });
+  }
+};
 
 // where moves bit patterns, so it dispatches on the element size alone.
 void where(const LoomKernelCall& c) {
@@ -91,43 +86,14 @@ void where(const LoomKernelCall& c) {
   }
 }
 
-void eq(const LoomKernelCall& c) { predicate_op<Eq, false>(c, "eq"); }
-void ne(const LoomKernelCall& c) { predicate_op<Ne, false>(c, "ne"); }
-void lt(const LoomKernelCall& c) { predicate_op<Lt, false>(c, "lt"); }
-void le(const LoomKernelCall& c) { predicate_op<Le, false>(c, "le"); }
-void gt(const LoomKernelCall& c) { predicate_op<Gt, false>(c, "gt"); }
-void ge(const LoomKernelCall& c) { predicate_op<Ge, false>(c, "ge"); }
-void logical_and(const LoomKernelCall& c) { predicate_op<LogicalAnd, true>(c, "logical_and"); }
-void logical_or(const LoomKernelCall& c) { predicate_op<LogicalOr, true>(c, "logical_or"); }
-void logical_xor(const LoomKernelCall& c) { predicate_op<LogicalXor, true>(c, "logical_xor"); }
-void bitwise_and(const LoomKernelCall& c) { bitwise_op<BitAnd>(c, "bitwise_and"); }
-void bitwise_or(const LoomKernelCall& c) { bitwise_op<BitOr>(c, "bitwise_or"); }
-void bitwise_xor(const LoomKernelCall& c) { bitwise_op<BitXor>(c, "bitwise_xor"); }
 
 }  // namespace
 
-// Masks are of the compute dtype (the inputs' dtype; where: self's and
-// other's), not of the bool result.
+// Masks are the catalog's (loom/plugin/op_rules.hpp): of the compute dtype
+// (the inputs' dtype; where: self's and other's), not of the bool result.
 void register_compare_kernels(plugin::Registrar& r) {
   using plugin::kernel;
-  r.kernel("eq", "cpu", kernel<eq>, kAllMask);
-  r.kernel("ne", "cpu", kernel<ne>, kAllMask);
-  r.kernel("lt", "cpu", kernel<lt>, kAllMask);
-  r.kernel("le", "cpu", kernel<le>, kAllMask);
-  r.kernel("gt", "cpu", kernel<gt>, kAllMask);
-  r.kernel("ge", "cpu", kernel<ge>, kAllMask);
-  r.kernel("logical_and", "cpu", kernel<logical_and>, kAllMask);
-  r.kernel("logical_or", "cpu", kernel<logical_or>, kAllMask);
-  r.kernel("logical_xor", "cpu", kernel<logical_xor>, kAllMask);
-  r.kernel("logical_and_", "cpu", kernel<logical_and>, kAllMask);
-  r.kernel("logical_or_", "cpu", kernel<logical_or>, kAllMask);
-  r.kernel("logical_xor_", "cpu", kernel<logical_xor>, kAllMask);
-  r.kernel("bitwise_and", "cpu", kernel<bitwise_and>, kIntegralOrBoolMask);
-  r.kernel("bitwise_or", "cpu", kernel<bitwise_or>, kIntegralOrBoolMask);
-  r.kernel("bitwise_xor", "cpu", kernel<bitwise_xor>, kIntegralOrBoolMask);
-  r.kernel("bitwise_and_", "cpu", kernel<bitwise_and>, kIntegralOrBoolMask);
-  r.kernel("bitwise_or_", "cpu", kernel<bitwise_or>, kIntegralOrBoolMask);
-  r.kernel("bitwise_xor_", "cpu", kernel<bitwise_xor>, kIntegralOrBoolMask);
+  plugin::register_binary_rows<CompareFamilies>(r, "cpu");
   r.kernel("where", "cpu", kernel<where>, kAllMask);
 }
 

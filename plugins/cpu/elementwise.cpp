@@ -9,6 +9,7 @@
 #include "kernels.hpp"
 #include "loops.hpp"
 
+#include <loom/plugin/op_rules.hpp>
 #include <loom/plugin/scalar_ops.hpp>
 
 #include <cmath>
@@ -67,17 +68,17 @@ void unary_kernel(const LoomKernelCall& c, const char* name) {
 
 }  // namespace
 
-void add(const LoomKernelCall& c) { binary_kernel<Add, DTypes::All, true>(c, "add"); }
-void sub(const LoomKernelCall& c) { binary_kernel<Sub, DTypes::NoBool, true>(c, "sub"); }
-void mul(const LoomKernelCall& c) { binary_kernel<Mul, DTypes::All, false>(c, "mul"); }
+void add(const LoomKernelCall& c) { binary_kernel<Add, plugin::op_class("add"), true>(c, "add"); }
+void sub(const LoomKernelCall& c) { binary_kernel<Sub, plugin::op_class("sub"), true>(c, "sub"); }
+void mul(const LoomKernelCall& c) { binary_kernel<Mul, plugin::op_class("mul"), false>(c, "mul"); }
 // values[0] is rounding_mode: trunc/floor also take integers and are in
 // binary.cpp with the other rounding ops; None is true division.
 void div(const LoomKernelCall& c) {
   if (const DivMode mode = div_mode(c); mode != DivMode::True) return div_rounded(c, mode);
   binary_kernel<Div, DTypes::Floating, false>(c, "div");
 }
-void neg(const LoomKernelCall& c) { unary_kernel<Neg, DTypes::NoBool>(c, "neg"); }
-void relu(const LoomKernelCall& c) { unary_kernel<Relu, DTypes::NoBool>(c, "relu"); }
-void exp(const LoomKernelCall& c) { unary_kernel<Exp, DTypes::Floating>(c, "exp"); }
+void neg(const LoomKernelCall& c) { unary_kernel<Neg, plugin::op_class("neg")>(c, "neg"); }
+void relu(const LoomKernelCall& c) { unary_kernel<Relu, plugin::op_class("relu")>(c, "relu"); }
+void exp(const LoomKernelCall& c) { unary_kernel<Exp, plugin::op_class("exp")>(c, "exp"); }
 
 }  // namespace loom::cpu

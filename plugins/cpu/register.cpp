@@ -4,6 +4,8 @@
 #include "common.hpp"
 #include "kernels.hpp"
 
+#include <loom/plugin/op_rules.hpp>
+
 #include <loom/plugin.hpp>
 
 namespace loom::cpu {
@@ -16,17 +18,16 @@ void init(plugin::Registrar& r) {
   using plugin::kernel;
   r.kernel("fill_", "cpu", kernel<fill_>, kAllMask);
   r.kernel("copy_", "cpu", kernel<copy_>, kAllMask);
-  r.kernel("add", "cpu", kernel<add>, kAllMask);
-  r.kernel("sub", "cpu", kernel<sub>, kNoBoolMask);
-  r.kernel("mul", "cpu", kernel<mul>, kAllMask);
-  // In-place forms: the same kernels, with outputs[0] aliasing inputs[0].
-  r.kernel("add_", "cpu", kernel<add>, kAllMask);
-  r.kernel("mul_", "cpu", kernel<mul>, kAllMask);
+  // The catalog's masks (loom/plugin/op_rules.hpp); in-place forms are the
+  // same kernels, with outputs[0] aliasing inputs[0].
+  LOOM_PLUGIN_REGISTER_TABLE_OP(r, "add", "cpu", kernel<add>);
+  LOOM_PLUGIN_REGISTER_TABLE_OP(r, "mul", "cpu", kernel<mul>);
+  LOOM_PLUGIN_REGISTER_TABLE_OP(r, "sub", "cpu", kernel<sub>);
   // Integers too: div with rounding_mode "trunc"/"floor" stays integral.
   r.kernel("div", "cpu", kernel<div>, kNoBoolMask);
-  r.kernel("neg", "cpu", kernel<neg>, kNoBoolMask);
-  r.kernel("relu", "cpu", kernel<relu>, kNoBoolMask);
-  r.kernel("exp", "cpu", kernel<exp>, kFloatingMask);
+  LOOM_PLUGIN_REGISTER_TABLE_OP(r, "neg", "cpu", kernel<neg>);
+  LOOM_PLUGIN_REGISTER_TABLE_OP(r, "relu", "cpu", kernel<relu>);
+  LOOM_PLUGIN_REGISTER_TABLE_OP(r, "exp", "cpu", kernel<exp>);
   r.kernel("sum", "cpu", kernel<sum>, kAllMask);
   r.kernel("matmul", "cpu", kernel<matmul>, kMatmulMask);
   // The core plans mm, bmm and dot exactly as matmul, and outer as a

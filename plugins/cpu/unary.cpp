@@ -215,11 +215,6 @@ void register_unary_kernels(plugin::Registrar& r) {
   register_unary<IsClass<FpClass::Inf>>(r, false);
   register_unary<IsClass<FpClass::Finite>>(r, false);
   register_unary_float_kernels(r);
-  // In-place forms of elementwise.cpp's unary kernels (outputs[0] aliases
-  // inputs[0], which those loops allow).
-  r.kernel("exp_", "cpu", plugin::kernel<cpu::exp>, kFloatingMask);
-  r.kernel("neg_", "cpu", plugin::kernel<cpu::neg>, kNoBoolMask);
-  r.kernel("relu_", "cpu", plugin::kernel<cpu::relu>, kNoBoolMask);
 }
 
 }  // namespace loom::cpu

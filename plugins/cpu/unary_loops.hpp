@@ -23,6 +23,8 @@
 // any other block the exact functor.
 #pragma once
 
+#include <loom/plugin/op_rules.hpp>
+
 #include "common.hpp"
 #include "loops.hpp"  // LOOM_CPU_CLONES
 
@@ -190,6 +192,8 @@ template <class Family>
 void register_unary(plugin::Registrar& r, bool in_place, const char* file = __builtin_FILE(),
                     int line = __builtin_LINE()) {
   constexpr uint64_t mask = rule_mask(Family::rule);
+  // The family's rule is the catalog's (loom/plugin/op_tables.h).
+  static_assert(mask == plugin::op_mask(Family::name), "dtype rule disagrees with loom/plugin/op_tables.h");
   constexpr LoomKernelFn fn = plugin::kernel<unary_kernel<Family>>;
   r.kernel(Family::name, "cpu", fn, mask, 0, nullptr, file, line);
   if (in_place) {

@@ -6,7 +6,7 @@
 #pragma once
 
 #include <loom/generator.h>
-#include <loom/op_tables.h>
+#include <loom/plugin/op_tables.h>
 #include <loom/tensor.h>
 #include <loom/tensor_options.h>
 

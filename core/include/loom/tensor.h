@@ -11,7 +11,7 @@
 #include <loom/dtype.h>
 #include <loom/error.h>
 #include <loom/generator.h>
-#include <loom/op_tables.h>
+#include <loom/plugin/op_tables.h>
 #include <loom/plugin/half.hpp>
 #include <loom/scalar.h>
 #include <loom/storage.h>
@@ -209,7 +209,7 @@ class Tensor {
 #define LOOM_PREDICATE_METHODS(op) Tensor op() const;
   LOOM_PREDICATE_OPS(LOOM_PREDICATE_METHODS)
 #undef LOOM_PREDICATE_METHODS
-#define LOOM_BINARY_METHODS(op, rule, inplace) \
+#define LOOM_BINARY_METHODS(op, rule, inplace, F) \
   Tensor op(const Tensor& other) const;        \
   LOOM_BINARY_INPLACE_METHOD_##inplace(op)
 #define LOOM_BINARY_INPLACE_METHOD_0(op)

@@ -1,9 +1,9 @@
-// samples_unary.cpp — the elementwise unary ops of loom/op_tables.h, exp,
+// samples_unary.cpp — the elementwise unary ops of loom/plugin/op_tables.h, exp,
 // neg, relu and the parametric ones (round, gelu, softplus, elu,
 // leaky_relu, nan_to_num, clamp). In-place forms are derived by the runner.
 #include "sample_util.h"
 
-#include <loom/op_tables.h>
+#include <loom/plugin/op_tables.h>
 
 namespace loom::samples {
 namespace {

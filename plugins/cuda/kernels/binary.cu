@@ -16,6 +16,8 @@
 #include "loops.cuh"
 #include "vendor/gpu_target.hpp"
 
+#include <loom/plugin/op_rules.hpp>
+
 namespace loom::LOOM_GPU_NAMESPACE::ew {
 namespace {
 
@@ -68,22 +70,29 @@ BinaryArgs binary_args(const LoomKernelCall& c, const char* op) {
   return {c.outputs[0], c.inputs[0], c.inputs[1]};
 }
 
-// out = Op<T>(a, b) for the dtypes of Set; integer ops with an Invalid rule
-// scan first.
-template <template <class> class Op, DTypes Set>
-void binary_op(const LoomKernelCall& c, const char* name) {
-  // Named references, not a structured binding: clang 15 (hipcc) cannot
-  // capture bindings in a lambda.
-  const BinaryArgs args = binary_args(c, name);
-  const LoomTensorDesc &out = args.out, &a = args.a, &b = args.b;
-  visit<Set>(out.dtype, name, [&](auto tag) {
-    using T = decltype(tag);
-    const cudaStream_t s = enter(c);
-    if constexpr (!is_floating_v<T> && requires { typename Op<T>::Invalid; })
-      reject_invalid<typename Op<T>::Invalid, T>(out, a, b, s, name);
-    elementwise<T, T, T>(out, {&a, &b}, Op<T>{}, s, name);
-  });
-}
+// The same-dtype kernel family: the rows of loom/plugin/op_tables.h with
+// rules Arith, Extremum and FloatBin (plugin::register_binary_rows
+// instantiates it per row), mul, and div's rounding modes.
+struct ArithFamily {
+  static constexpr bool serves(plugin::BinaryRule r) { return plugin::is_arithmetic(r); }
+
+  // out = Op<T>(a, b) for the dtypes of Set; integer ops with an Invalid rule
+  // scan first.
+  template <template <class> class Op, DTypes Set>
+  static void arithmetic(const LoomKernelCall& c, const char* name) {
+    // Named references, not a structured binding: clang 15 (hipcc) cannot
+    // capture bindings in a lambda.
+    const BinaryArgs args = binary_args(c, name);
+    const LoomTensorDesc &out = args.out, &a = args.a, &b = args.b;
+    visit<Set>(out.dtype, name, [&](auto tag) {
+      using T = decltype(tag);
+      const cudaStream_t s = enter(c);
+      if constexpr (!is_floating_v<T> && requires { typename Op<T>::Invalid; })
+        reject_invalid<typename Op<T>::Invalid, T>(out, a, b, s, name);
+      elementwise<T, T, T>(out, {&a, &b}, Op<T>{}, s, name);
+    });
+  }
+};
 
 // alpha of add/sub in T's arithmetic type. Integers go through int64 so a
 // negative alpha wraps into the unsigned type; a float alpha saturates.
@@ -104,23 +113,19 @@ void alpha_op(const LoomKernelCall& c, const char* name) {
   });
 }
 
-void add(const LoomKernelCall& c) { alpha_op<Add, DTypes::All>(c, "add"); }
-void sub(const LoomKernelCall& c) { alpha_op<Sub, DTypes::NoBool>(c, "sub"); }
-void mul(const LoomKernelCall& c) { binary_op<Mul, DTypes::All>(c, "mul"); }
-void remainder(const LoomKernelCall& c) { binary_op<Remainder, DTypes::NoBool>(c, "remainder"); }
-void pow(const LoomKernelCall& c) { binary_op<Pow, DTypes::NoBool>(c, "pow"); }
-void maximum(const LoomKernelCall& c) { binary_op<Maximum, DTypes::All>(c, "maximum"); }
-void minimum(const LoomKernelCall& c) { binary_op<Minimum, DTypes::All>(c, "minimum"); }
-void atan2(const LoomKernelCall& c) { binary_op<Atan2, DTypes::Floating>(c, "atan2"); }
+void add(const LoomKernelCall& c) { alpha_op<Add, plugin::op_class("add")>(c, "add"); }
+void sub(const LoomKernelCall& c) { alpha_op<Sub, plugin::op_class("sub")>(c, "sub"); }
+void mul(const LoomKernelCall& c) { ArithFamily::arithmetic<Mul, plugin::op_class("mul")>(c, "mul"); }
+
 
 // values[0] is rounding_mode: NONE (or no value: older callers) is true
 // division, floating only (an integer dtype is UNSUPPORTED, as on the CPU);
 // 'trunc' and 'floor' take integers too.
 void div(const LoomKernelCall& c) {
-  if (c.num_values < 1 || c.values[0].kind == LOOM_VALUE_NONE) return binary_op<Div, DTypes::Floating>(c, "div");
+  if (c.num_values < 1 || c.values[0].kind == LOOM_VALUE_NONE) return ArithFamily::arithmetic<Div, DTypes::Floating>(c, "div");
   const LoomValue& v = c.values[0];
-  if (string_is(v, "trunc")) return binary_op<DivTrunc, DTypes::NoBool>(c, "div");
-  if (string_is(v, "floor")) return binary_op<DivFloor, DTypes::NoBool>(c, "div");
+  if (string_is(v, "trunc")) return ArithFamily::arithmetic<DivTrunc, DTypes::NoBool>(c, "div");
+  if (string_is(v, "floor")) return ArithFamily::arithmetic<DivFloor, DTypes::NoBool>(c, "div");
   fail_args("div", "rounding_mode must be None, 'trunc' or 'floor', got " + string_of(v));
 }
 
@@ -129,7 +134,7 @@ void lerp(const LoomKernelCall& c) {
   expect_arity(c, name, 3, 1);
   const LoomTensorDesc& out = c.outputs[0];
   for (int32_t i = 0; i < 3; ++i) expect_like(c.inputs[i], out, name);
-  visit<DTypes::Floating>(out.dtype, name, [&](auto tag) {
+  visit<plugin::op_class("lerp")>(out.dtype, name, [&](auto tag) {
     using T = decltype(tag);
     elementwise<T, T, T, T>(out, {&c.inputs[0], &c.inputs[1], &c.inputs[2]}, Lerp<T>{}, enter(c), name);
   });
@@ -195,26 +200,16 @@ void adam_step(const LoomKernelCall& c) {
 // core has cast the other operands to self's dtype.
 void register_binary_kernels(plugin::Registrar& r) {
   using plugin::kernel;
-  r.kernel("add", LOOM_GPU_NAME, kernel<add>, kAllMask);
-  r.kernel("add_", LOOM_GPU_NAME, kernel<add>, kAllMask);
-  r.kernel("sub", LOOM_GPU_NAME, kernel<sub>, kNoBoolMask);
-  r.kernel("sub_", LOOM_GPU_NAME, kernel<sub>, kNoBoolMask);
-  r.kernel("mul", LOOM_GPU_NAME, kernel<mul>, kAllMask);
-  r.kernel("mul_", LOOM_GPU_NAME, kernel<mul>, kAllMask);
+  // The catalog's masks (loom/plugin/op_rules.hpp).
+  LOOM_PLUGIN_REGISTER_TABLE_OP(r, "add", LOOM_GPU_NAME, kernel<add>);
+  LOOM_PLUGIN_REGISTER_TABLE_OP(r, "sub", LOOM_GPU_NAME, kernel<sub>);
+  LOOM_PLUGIN_REGISTER_TABLE_OP(r, "mul", LOOM_GPU_NAME, kernel<mul>);
   r.kernel("outer", LOOM_GPU_NAME, kernel<mul>, kAllMask);
   // Integers too: div with rounding_mode 'trunc'/'floor' stays integral.
   r.kernel("div", LOOM_GPU_NAME, kernel<div>, kNoBoolMask);
   r.kernel("div_", LOOM_GPU_NAME, kernel<div>, kNoBoolMask);
-  r.kernel("remainder", LOOM_GPU_NAME, kernel<remainder>, kNoBoolMask);
-  r.kernel("remainder_", LOOM_GPU_NAME, kernel<remainder>, kNoBoolMask);
-  r.kernel("pow", LOOM_GPU_NAME, kernel<pow>, kNoBoolMask);
-  r.kernel("pow_", LOOM_GPU_NAME, kernel<pow>, kNoBoolMask);
-  r.kernel("maximum", LOOM_GPU_NAME, kernel<maximum>, kAllMask);
-  r.kernel("minimum", LOOM_GPU_NAME, kernel<minimum>, kAllMask);
-  r.kernel("atan2", LOOM_GPU_NAME, kernel<atan2>, kFloatingMask);
-  r.kernel("atan2_", LOOM_GPU_NAME, kernel<atan2>, kFloatingMask);
-  r.kernel("lerp", LOOM_GPU_NAME, kernel<lerp>, kFloatingMask);
-  r.kernel("lerp_", LOOM_GPU_NAME, kernel<lerp>, kFloatingMask);
+  plugin::register_binary_rows<ArithFamily>(r, LOOM_GPU_NAME);
+  LOOM_PLUGIN_REGISTER_TABLE_OP(r, "lerp", LOOM_GPU_NAME, kernel<lerp>);
   r.kernel("_adam_update_", LOOM_GPU_NAME, kernel<adam_update>, kFloatingMask);
   r.kernel("_adam_step_", LOOM_GPU_NAME, kernel<adam_step>, kFloatingMask);
 }

@@ -13,6 +13,8 @@
 // size, which an in-place call skips altogether.
 #pragma once
 
+#include <loom/plugin/op_rules.hpp>
+
 #include "elementwise_args.hpp"
 #include "loops.cuh"
 #include "vendor/gpu_target.hpp"
@@ -89,6 +91,8 @@ template <class Family>
 void register_unary(plugin::Registrar& r, bool in_place, const char* file = __builtin_FILE(),
                     int line = __builtin_LINE()) {
   constexpr uint64_t mask = rule_mask(Family::rule);
+  // The family's rule is the catalog's (loom/plugin/op_tables.h).
+  static_assert(mask == plugin::op_mask(Family::name), "dtype rule disagrees with loom/plugin/op_tables.h");
   constexpr LoomKernelFn fn = plugin::kernel<unary_kernel<Family>>;
   r.kernel(Family::name, LOOM_GPU_NAME, fn, mask, 0, nullptr, file, line);
   if (in_place) r.kernel((std::string(Family::name) + "_").c_str(), LOOM_GPU_NAME, fn, mask, 0, nullptr, file, line);
