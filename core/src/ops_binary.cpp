@@ -180,6 +180,14 @@ LOOM_DERIVATIVE_IN_FLOAT(remainder_def, "RemainderBackward0", autograd::inputs(0
                     c.set(1, -(c.grad() * div(c.input(0), c.input(1), std::string("floor"))));
                 })
 
+// fmod(a, b) = a - trunc(a / b) * b.
+LOOM_DERIVATIVE_IN_FLOAT(fmod_def, "FmodBackward1", autograd::inputs(0, 1), autograd::none(),
+                [](BackwardContext& c) {
+                  if (c.needs_grad(0)) c.set(0, c.grad());
+                  if (c.needs_grad(1))
+                    c.set(1, -(c.grad() * div(c.input(0), c.input(1), std::string("trunc"))));
+                })
+
 // The guards are PyTorch's: exponent 0 makes base^(e-1) infinite at base 0
 // while the slope is 0; and 0^e for e >= 0 is taken as constant in e
 // (log(0) is -inf).

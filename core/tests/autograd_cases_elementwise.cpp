@@ -135,6 +135,14 @@ LOOM_GRAD_CASES("remainder", [] {
        [](const Args& x) { return out(loom::remainder(x[0], 0.75)); }},
       {"0-d divisor", {arg({3}, 0.1, 1.4), arg({}, 1.5, 2)}, [](const Args& x) { return out(x[0] % x[1]); }}};
 })
+LOOM_GRAD_CASES("fmod", [] {
+  // self / other stays away from integers, where fmod jumps.
+  return std::vector<GradCase>{
+      {"broadcast", {values({-2.3, -0.4, 0.6, 1.7, 2.5, 3.1}, {2, 3}), values({0.7, 1.1, -0.9}, {3})},
+       [](const Args& x) { return out(loom::fmod(x[0], x[1])); }},
+      {"strided, number", {strided_arg({2, 3}, -0.7, 0.7)}, [](const Args& x) { return out(loom::fmod(x[0], 0.75)); }},
+      {"0-d divisor", {arg({3}, 0.1, 1.4), arg({}, 1.5, 2)}, [](const Args& x) { return out(loom::fmod(x[0], x[1])); }}};
+})
 LOOM_GRAD_CASES("pow", [] {
   return std::vector<GradCase>{
       {"tensor exponent, broadcast", {arg({2, 3}, 0.5, 2), arg({3}, -1, 2)},

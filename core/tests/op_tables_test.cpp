@@ -134,6 +134,7 @@ TEST_CASE("docs/kernel_conventions.md states each table op's rule as the table d
   for (auto* row = loom::plugin::elementwise_ops_begin(); row != loom::plugin::elementwise_ops_end(); ++row) {
     const std::string name(row->name);
     CAPTURE(name);
+    CHECK(doc.find("`" + name + "`") != std::string::npos);  // every op is documented
     const auto it = rules.find(name);
     if (it == rules.end()) continue;  // documented elsewhere (add, mul, neg: "Ops")
     ++documented;

@@ -265,6 +265,23 @@ TEST_CASE("remainder takes the sign of the divisor") {
   CHECK(std::isnan(Remainder<float>{}(kNaNf, 1.0f)));
 }
 
+TEST_CASE("fmod takes the sign of the dividend (C's fmod, torch.fmod)") {
+  CHECK(Fmod<int32_t>{}(-7, 3) == -1);  // remainder gives 2
+  CHECK(Fmod<int32_t>{}(7, -3) == 1);   // remainder gives -2
+  CHECK(Fmod<int8_t>{}(-128, -1) == 0);  // no trap
+  CHECK(Fmod<int64_t>{}(std::numeric_limits<int64_t>::min(), -1) == 0);
+  CHECK(Fmod<uint8_t>{}(250, 7) == 5);
+  CHECK(Fmod<int16_t>{}(5, 0) == 0);  // rejected by Invalid first; no UB if reached
+  CHECK(Fmod<double>{}(-5.5, 2.0) == -1.5);
+  CHECK(Fmod<float>{}(5.5f, -2.0f) == 1.5f);
+  CHECK(is_neg_zero(Fmod<double>{}(-4.0, 2.0)));  // the sign of the dividend, even for zero
+  CHECK(std::isnan(Fmod<double>{}(1.0, 0.0)));
+  CHECK(std::isnan(Fmod<float>{}(kInff, 1.0f)));
+  CHECK(Fmod<double>{}(3.0, kInf) == 3.0);
+  CHECK(f(Fmod<Half>{}(h(-7.5f), h(2.0f))) == -1.5f);
+  STATIC_REQUIRE(std::is_same_v<Fmod<int32_t>::Invalid, DivisionByZero>);
+}
+
 TEST_CASE("integer pow by squaring, negative exponents of 1 and -1") {
   CHECK(Pow<int32_t>{}(2, 10) == 1024);
   CHECK(Pow<int32_t>{}(-3, 3) == -27);

@@ -1,5 +1,5 @@
 // samples_binary.cpp — elementwise binary and ternary arithmetic: sub, mul,
-// div (rounding modes), remainder, pow, maximum, minimum, atan2, the bitwise
+// div (rounding modes), remainder, fmod, pow, maximum, minimum, atan2, the bitwise
 // ops, where and lerp. (add is in samples_basic.cpp; comparisons and logical
 // ops in samples_compare.cpp.) In-place forms are derived by the runner.
 #include "sample_util.h"
@@ -63,6 +63,11 @@ LOOM_OP_SAMPLES("div", {
     }})
 
 LOOM_OP_SAMPLES("remainder", {
+    .dtypes = kNumeric,
+    .reference_in_double = false,
+    .make = [](const SampleContext& c) { return division_samples(c, {}); }})
+
+LOOM_OP_SAMPLES("fmod", {
     .dtypes = kNumeric,
     .reference_in_double = false,
     .make = [](const SampleContext& c) { return division_samples(c, {}); }})

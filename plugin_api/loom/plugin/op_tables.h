@@ -85,6 +85,7 @@
  * their kernels for these rows by expanding this table. */
 #define LOOM_BINARY_OPS(X)              \
   X(remainder, Arith, 1, Remainder)     \
+  X(fmod, Arith, 1, Fmod)               \
   X(pow, Arith, 1, Pow)                 \
   X(maximum, Extremum, 0, Maximum)      \
   X(minimum, Extremum, 0, Minimum)      \

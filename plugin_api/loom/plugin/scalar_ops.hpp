@@ -161,6 +161,23 @@ struct Remainder {
   }
 };
 
+// C's fmod: the result has the sign of a (truncated division's remainder),
+// |r| < |b|, exact for every dtype. Integers: % with INT_MIN % -1 = 0.
+template <class T>
+struct Fmod {
+  using Invalid = DivisionByZero;
+  LOOM_HD T operator()(T a, T b) const {
+    if constexpr (is_floating_v<T>) {
+      return narrow<T>(math::fmod(widen(a), widen(b)));
+    } else {
+      if (b == 0) return T(0);
+      if constexpr (std::is_signed_v<T>)
+        if (b == -1) return T(0);
+      return static_cast<T>(a % b);
+    }
+  }
+};
+
 // Floats: pow. Integers: exact by squaring in the wrapping type; a negative
 // exponent reaches the loop only with base 1 or -1 (Invalid rejects the
 // rest first).
