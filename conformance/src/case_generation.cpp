@@ -3,7 +3,7 @@
 #include "case_spec.h"
 #include "op_forms.h"
 
-#include <loom/dispatcher.h>
+#include <loom/op_registry.h>
 #include <loom/op_samples.h>
 
 #include <algorithm>

@@ -10,6 +10,7 @@
 
 #include <loom/dispatch_trace.h>
 #include <loom/loom.h>
+#include <loom/op_registry.h>
 
 #include <algorithm>
 

@@ -3,6 +3,7 @@
 
 #include <loom/dispatch_trace.h>
 #include <loom/loom.h>
+#include <loom/op_registry.h>
 
 #include <algorithm>
 #include <cmath>

@@ -5,7 +5,7 @@
 #include "case_result.h"
 #include "compare.h"
 
-#include <loom/dispatcher.h>
+#include <loom/op_registry.h>
 #include <loom/op_samples.h>
 
 namespace loom::conformance {

@@ -1,7 +1,7 @@
 // op_forms.h — which forms of an op a case can exercise.
 #pragma once
 
-#include <loom/dispatcher.h>
+#include <loom/op_registry.h>
 
 namespace loom::conformance {
 

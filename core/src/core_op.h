@@ -7,7 +7,7 @@
 // accessor costs one guard check per call, no lookup.
 #pragma once
 
-#include <loom/dispatcher.h>
+#include <loom/op_registry.h>
 #include <loom/op_call.h>
 
 #define LOOM_CORE_OP(ident, schema, prepare, composite)                                  \

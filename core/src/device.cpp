@@ -2,7 +2,7 @@
 #include "device_registry.h"
 #include "plugin_call.h"
 
-#include <loom/dispatcher.h>
+#include <loom/op_registry.h>
 #include <loom/error.h>
 #include <loom/plugin_host.h>
 

@@ -4,7 +4,7 @@
 #include "autograd_cases.h"
 
 #include <catch2/catch.hpp>
-#include <loom/dispatcher.h>
+#include <loom/library.h>
 
 #include <initializer_list>
 #include <optional>

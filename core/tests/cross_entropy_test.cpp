@@ -5,7 +5,7 @@
 // (Values against torch: nn_ops_test.cpp and frontend_python/tests.)
 #include <catch2/catch.hpp>
 #include <loom/dispatch_trace.h>
-#include <loom/dispatcher.h>
+#include <loom/op_registry.h>
 #include <loom/loom.h>
 #include <loom/op_call.h>
 

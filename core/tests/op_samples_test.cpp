@@ -4,7 +4,7 @@
 // so a sample that cannot run on the CPU, or an op without samples, is a
 // hole in every backend's conformance run.
 #include <catch2/catch.hpp>
-#include <loom/dispatcher.h>
+#include <loom/op_registry.h>
 #include <loom/loom.h>
 #include <loom/op_samples.h>
 

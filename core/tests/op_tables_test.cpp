@@ -6,7 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <loom/device.h>
-#include <loom/dispatcher.h>
+#include <loom/op_registry.h>
 #include <loom/plugin/op_rules.hpp>
 
 #include <fstream>

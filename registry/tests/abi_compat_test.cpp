@@ -10,7 +10,7 @@
 #include "regtest.h"
 
 #include <loom/device.h>
-#include <loom/dispatcher.h>
+#include <loom/library.h>
 #include <loom/ops.h>
 #include <loom/plugin_api.h>
 #include <loom/tensor.h>

@@ -7,7 +7,7 @@
 #include "regtest.h"
 
 #include <loom/device.h>
-#include <loom/dispatcher.h>
+#include <loom/op_registry.h>
 #include <loom/error.h>
 #include <loom/op_call.h>
 #include <loom/ops.h>

@@ -2,7 +2,7 @@
 // an application: float add runs on sim's own kernel, int64 add (a dtype
 // sim's kernel declines) runs through loom's CPU fallback, and both give the
 // right numbers. Exits non-zero, naming what went wrong, otherwise.
-#include <loom/dispatcher.h>
+#include <loom/library.h>
 #include <loom/loom.h>
 
 #include <cstdint>

@@ -8,7 +8,7 @@
 #pragma once
 
 #include <loom/detail/small_vector.h>
-#include <loom/dispatcher.h>
+#include <loom/op_registry.h>
 #include <loom/tensor.h>
 
 #include <memory>

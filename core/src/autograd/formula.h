@@ -19,7 +19,7 @@
 
 #include "meta.h"
 
-#include <loom/dispatcher.h>
+#include <loom/op_registry.h>
 #include <loom/op_call.h>
 
 #include <string_view>

@@ -14,7 +14,8 @@
 #include <loom/autograd.h>
 #include <loom/device.h>
 #include <loom/device_info.h>
-#include <loom/dispatcher.h>
+#include <loom/library.h>
+#include <loom/op_registry.h>
 #include <loom/dtype.h>
 #include <loom/error.h>
 #include <loom/indexing.h>

@@ -7,7 +7,7 @@
 // and the composite for the 16-bit floats).
 #include <catch2/catch.hpp>
 #include <loom/dispatch_trace.h>
-#include <loom/dispatcher.h>
+#include <loom/library.h>
 #include <loom/loom.h>
 
 #include <cmath>

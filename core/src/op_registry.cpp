@@ -1,7 +1,8 @@
-// dispatcher.cpp — the op catalog, kernel tables and registration verbs.
+// op_registry.cpp — the op catalog, its kernel tables and the registration
+// verbs behind loom/library.h (def, impl, fallback).
 #include "device_registry.h"
 
-#include <loom/dispatcher.h>
+#include <loom/op_registry.h>
 #include <loom/error.h>
 #include <loom/plugin.hpp>
 

@@ -1,25 +1,19 @@
-// loom/dispatcher.h — the three verbs: def, impl, fallback.
+// loom/op_registry.h — the catalog and its kernel tables: every op once (an
+// OpDef, with its schema, prepare/composite functions and derivative) and,
+// per op, a dense table of kernels indexed by device slot, so finding the
+// kernel for a call is one atomic load. Registration (rare) takes a lock and
+// publishes entries that are never freed, so it is safe while other threads
+// dispatch.
 //
-// Every op lives once in the catalog (an OpDef). Each OpDef has a dense table
-// of kernels indexed by device slot, so finding the kernel for a call is one
-// atomic load. Registration (rare) takes a lock and publishes entries that
-// are never freed, so it is safe while other threads dispatch.
-//
-// Registering from C++:
-//
-//   LOOM_LIBRARY(myops, m) {
-//     m.def("myops_scale(Tensor self, float factor=1.0) -> Tensor");
-//     m.impl("myops_scale", "cpu", my_scale_kernel);          // a LoomKernelFn
-//     m.impl("myops_scale", "cpu", [](const LoomKernelCall& c) { ... });
-//     m.fallback("mydev", my_boxed_fallback);
-//   }
-//
-// From a plugin, the same verbs are LoomHostApi's op_def, kernel_register and
-// fallback_register (loom/plugin_api.h). A registration remembers its
-// file:line (or plugin) for error messages.
+// This is the registry's own interface, for tools that walk the catalog
+// (loom-conformance, the Python bindings, tests). To define ops and register
+// kernels from C++, include loom/library.h (LOOM_LIBRARY: def, impl,
+// fallback); from a plugin, use LoomHostApi's op_def, kernel_register and
+// fallback_register (loom/plugin_api.h).
 #pragma once
 
 #include <loom/device.h>
+#include <loom/library.h>
 #include <loom/plugin_api.h>
 #include <loom/schema.h>
 
@@ -98,11 +92,6 @@ class OpDef {
   mutable std::array<std::atomic<uint64_t>, kMaxDeviceTypes> fallbacks_{};
 };
 
-// Options of an impl registered from C++.
-struct KernelOptions {
-  uint64_t dtypes = 0;  // LOOM_DTYPE_BIT mask; 0 = all
-  uint32_t flags = 0;   // LOOM_KERNEL_*
-};
 
 // The process-wide catalog and tables. All members are thread-safe.
 class Dispatcher {
@@ -140,57 +129,4 @@ class Dispatcher {
   std::array<std::atomic<const KernelEntry*>, kMaxDeviceTypes> fallbacks_{};
 };
 
-// A C++ kernel: may throw; wrapped into a LoomKernelFn by the Library.
-using CppKernel = std::function<void(const LoomKernelCall&)>;
-
-// The registration block behind LOOM_LIBRARY.
-class Library {
- public:
-  Library(std::string name, const char* file, int line);
-  Library& def(const std::string& schema, LoomInferFn infer = nullptr, void* infer_data = nullptr);
-  Library& impl(const std::string& op, const std::string& device_type, LoomKernelFn fn,
-                KernelOptions options = {});
-  Library& impl(const std::string& op, const std::string& device_type, CppKernel kernel,
-                KernelOptions options = {});
-  Library& fallback(const std::string& device_type, LoomKernelFn fn);
-
- private:
-  KernelEntry entry(LoomKernelFn fn, void* data, KernelOptions options) const;
-  std::string name_;
-  std::string where_;
-};
-
-namespace detail {
-struct LibraryRegistrar {
-  LibraryRegistrar(const char* name, void (*init)(Library&), const char* file, int line);
-};
-}  // namespace detail
-
-// ---- fallback policy and counters -----------------------------------------
-
-enum class FallbackPolicy { Allow, Warn, Error };
-// From LOOM_FALLBACK (allow|warn|error; default allow), unless set.
-FallbackPolicy fallback_policy();
-void set_fallback_policy(FallbackPolicy p);
-
-// How often `op` fell back on `device_type`.
-uint64_t fallback_count(const std::string& op, const std::string& device_type);
-struct FallbackRecord {
-  std::string op;
-  std::string device_type;
-  uint64_t count;
-};
-// Every (op, device type) with a non-zero count.
-std::vector<FallbackRecord> fallback_counts();
-
 }  // namespace loom
-
-#define LOOM_LIBRARY_CONCAT_(a, b) a##b
-#define LOOM_LIBRARY_CONCAT(a, b) LOOM_LIBRARY_CONCAT_(a, b)
-// LOOM_LIBRARY(name, m) { m.def(...); m.impl(...); }
-#define LOOM_LIBRARY(name, m)                                                       \
-  static void LOOM_LIBRARY_CONCAT(loom_library_init_, name)(::loom::Library&);     \
-  static const ::loom::detail::LibraryRegistrar LOOM_LIBRARY_CONCAT(               \
-      loom_library_registrar_, name)(#name, &LOOM_LIBRARY_CONCAT(loom_library_init_, name), \
-                                     __FILE__, __LINE__);                           \
-  static void LOOM_LIBRARY_CONCAT(loom_library_init_, name)(::loom::Library & m)
