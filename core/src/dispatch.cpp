@@ -7,6 +7,7 @@
 #include "current_stream.h"
 #include "device_registry.h"
 #include "dispatch_trace_hook.h"
+#include "fallback.h"
 #include "plugin_call.h"
 
 #include <loom/autograd.h>
@@ -14,9 +15,6 @@
 #include <loom/op_call.h>
 #include <loom/plugin.hpp>
 
-#include <iostream>
-#include <mutex>
-#include <set>
 
 namespace loom {
 
@@ -25,39 +23,6 @@ void dispatch_with_grad(OpCall& call);  // autograd/dispatch_autograd.cpp
 }  // namespace autograd::detail
 
 namespace detail {
-
-namespace {
-// numel * itemsize, refusing a byte count past INT64_MAX (signed overflow in
-// shape_numel would be UB, and a wrapped size a silently small block).
-[[gnu::cold, noreturn]] void throw_size_overflow(Device device, DType dtype, IntArrayRef sizes) {
-  throw Error(ErrorKind::OutOfMemory,
-              cat("cannot allocate a tensor of size ", shape_str(sizes), " and dtype ", name(dtype),
-                  " on ", device.str(), ": it needs more than 2^63 bytes"));
-}
-
-size_t checked_nbytes(Device device, DType dtype, IntArrayRef sizes) {
-  int64_t n = static_cast<int64_t>(itemsize(dtype));
-  bool overflow = false;
-  for (int64_t s : sizes) {
-    if (s == 0) return 0;
-    overflow |= __builtin_mul_overflow(n, s, &n);
-  }
-  if (overflow) [[unlikely]]
-    throw_size_overflow(device, dtype, sizes);
-  return static_cast<size_t>(n);
-}
-}  // namespace
-
-Tensor empty_contiguous(Device device, DType dtype, IntArrayRef sizes) {
-  const size_t nbytes = checked_nbytes(device, dtype, sizes);
-  return Tensor(make_intrusive<TensorImpl>(allocate_storage(device, nbytes), dtype, sizes,
-                                           contiguous_strides(sizes), 0));
-}
-
-void allocate_outputs(OpCall& call) {
-  for (auto& out : call.outputs)
-    if (!out.result.defined()) out.result = empty_contiguous(call.device, out.dtype, out.sizes);
-}
 
 namespace {
 LoomTensorDesc operand_desc(const Operand& o) {
@@ -181,13 +146,6 @@ LoomError* invoke_contiguous(const KernelEntry& entry, OpCall& call) {
   return err;
 }
 
-bool warned_once(const OpDef* op, int slot) {
-  static std::mutex m;
-  static std::set<std::pair<const OpDef*, int>> seen;
-  std::lock_guard lock(m);
-  return !seen.insert({op, slot}).second;
-}
-
 [[noreturn]] void throw_no_kernel(const OpCall& call, const char* detail_text) {
   std::string where;
   for (const auto& name : device_type_names()) {
@@ -200,34 +158,6 @@ bool warned_once(const OpDef* op, int slot) {
                   where.empty() ? "(no device)" : where));
 }
 
-void run_fallback(OpCall& call, const KernelEntry* boxed) {
-  const int slot = call.device.type;
-  switch (fallback_policy()) {
-    case FallbackPolicy::Error:
-      throw Error(ErrorKind::Unsupported,
-                  cat("op '", call.op->name(), "' has no kernel on device '",
-                      call.device.type_name(), "' for dtype ", name(call.compute_dtype),
-                      ", and LOOM_FALLBACK=error forbids falling back",
-                      boxed ? " to the device's boxed fallback" : " to CPU"));
-    case FallbackPolicy::Warn:
-      if (!warned_once(call.op, slot))
-        std::cerr << "loom: warning: op '" << call.op->name() << "' is not implemented on '"
-                  << call.device.type_name() << "'; running it "
-                  << (boxed ? "through the device's boxed fallback" : "on CPU (copying arguments)")
-                  << " (shown once per op; LOOM_FALLBACK=allow silences this)\n";
-      break;
-    case FallbackPolicy::Allow: break;
-  }
-  call.op->count_fallback(slot);
-  if (!boxed) {
-    cpu_fallback(call);
-    return;
-  }
-  allocate_outputs(call);
-  if (LoomError* err = invoke_kernel(*boxed, call, "boxed fallback"))
-    throw_abi_error(err, cat(call.op->name(), " on ", call.device.str(), " (fallback of ",
-                             boxed->provider, ")"));
-}
 
 }  // namespace
 }  // namespace detail

@@ -6,8 +6,6 @@
 #include <loom/error.h>
 #include <loom/plugin.hpp>
 
-#include <cstdlib>
-#include <iostream>
 #include <map>
 #include <mutex>
 #include <shared_mutex>
@@ -190,51 +188,6 @@ detail::LibraryRegistrar::LibraryRegistrar(const char* name, void (*init)(Librar
                                            const char* file, int line) {
   Library lib(name, file, line);
   init(lib);
-}
-
-// ---- fallback policy and counters -------------------------------------------------
-
-namespace {
-std::atomic<int> g_policy{-1};
-
-FallbackPolicy policy_from_env() {
-  const char* v = std::getenv("LOOM_FALLBACK");
-  if (!v || !*v) return FallbackPolicy::Allow;
-  std::string s(v);
-  if (s == "allow") return FallbackPolicy::Allow;
-  if (s == "warn") return FallbackPolicy::Warn;
-  if (s == "error") return FallbackPolicy::Error;
-  std::cerr << "loom: ignoring LOOM_FALLBACK='" << s << "' (expected allow, warn or error)\n";
-  return FallbackPolicy::Allow;
-}
-}  // namespace
-
-FallbackPolicy fallback_policy() {
-  int p = g_policy.load(std::memory_order_relaxed);
-  if (p < 0) {
-    p = static_cast<int>(policy_from_env());
-    g_policy.store(p, std::memory_order_relaxed);
-  }
-  return static_cast<FallbackPolicy>(p);
-}
-
-void set_fallback_policy(FallbackPolicy p) { g_policy.store(static_cast<int>(p)); }
-
-uint64_t fallback_count(const std::string& op, const std::string& device_type) {
-  const OpDef* def = Dispatcher::instance().find(op);
-  const int slot = find_device_type_slot(device_type);
-  if (!def || slot < 0) return 0;
-  return def->fallback_count(slot);
-}
-
-std::vector<FallbackRecord> fallback_counts() {
-  std::vector<FallbackRecord> out;
-  const auto types = device_type_names();
-  for (const OpDef* op : Dispatcher::instance().ops())
-    for (size_t slot = 0; slot < types.size(); ++slot)
-      if (uint64_t n = op->fallback_count(static_cast<int>(slot)))
-        out.push_back({op->name(), types[slot], n});
-  return out;
 }
 
 }  // namespace loom
