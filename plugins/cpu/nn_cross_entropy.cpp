@@ -1,6 +1,6 @@
 // cross_entropy and _cross_entropy_backward for class-index targets
 // (docs/kernel_conventions.md, "Nn"; the core's composites in
-// core/src/ops_nn_loss.cpp and ops_cross_entropy_backward.cpp are the
+// core/src/ops/ops_nn_loss.cpp and ops_cross_entropy_backward.cpp are the
 // reference). Probability targets (a floating target) are declined with
 // LOOM_STATUS_UNSUPPORTED: the core runs the composite for them.
 //

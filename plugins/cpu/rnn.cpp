@@ -1,5 +1,5 @@
 // rnn.cpp — _rnn and _rnn_backward fused, for float32 (docs/kernel_conventions.md,
-// "RNN"; the core's composite in core/src/ops_rnn.cpp is the reference).
+// "RNN"; the core's composite in core/src/ops/ops_rnn.cpp is the reference).
 // Other dtypes are declined: the core runs its composite for them.
 //
 // Per layer and direction, every step's input projection is one GEMM over

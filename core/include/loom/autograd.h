@@ -12,7 +12,7 @@
 // grad records a Node (its "grad_fn", printed like PyTorch's <MulBackward0>)
 // with one Edge per tensor input, pointing at that input's own grad_fn, or at
 // an AccumulateGrad node for a leaf. The engine walks it from the roots in
-// dependency order. Formulas sit next to their ops (core/src/ops_*.cpp,
+// dependency order. Formulas sit next to their ops (core/src/ops/ops_*.cpp,
 // LOOM_DERIVATIVE); docs/autograd.md explains the design.
 #pragma once
 

@@ -130,7 +130,7 @@ void allocate_outputs(OpCall& call);
 LoomError* invoke_kernel(const KernelEntry& entry, OpCall& call, const char* role = "kernel");
 // The host's CPU fallback for a prepared call on a non-CPU device.
 void cpu_fallback(OpCall& call);
-// out= handling around run_prepared (core/src/out_args.cpp).
+// out= handling around run_prepared (core/src/runtime/out_args.cpp).
 void bind_out_args(OpCall& call);
 void finish_out_args(OpCall& call);
 }  // namespace detail

@@ -2,7 +2,7 @@
 //
 // Each function fills an OpCall and dispatches it (loom/op_call.h); the op's
 // schema, shape/dtype rule and (later) derivative sit together in
-// core/src/ops_*.cpp.
+// core/src/ops/ops_*.cpp.
 #pragma once
 
 #include <loom/generator.h>
@@ -316,7 +316,7 @@ Tensor operator|(const Tensor& a, const Tensor& b);
 Tensor operator^(const Tensor& a, const Tensor& b);
 Tensor operator!(const Tensor& a);  // logical_not
 
-// Optimizer updates (not differentiable), see core/src/ops_optim.cpp:
+// Optimizer updates (not differentiable), see core/src/ops/ops_optim.cpp:
 // self -= step_size * exp_avg / (sqrt(exp_avg_sq) + eps), in one pass.
 Tensor& adam_update_(Tensor& self, const Tensor& exp_avg, const Tensor& exp_avg_sq, double step_size, double eps);
 // One whole Adam/AdamW step of a parameter (op _adam_step_): self *= decay;

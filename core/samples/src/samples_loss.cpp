@@ -83,7 +83,7 @@ LOOM_OP_SAMPLES("_cross_entropy_backward", {
 }  // namespace
 }  // namespace loom::samples
 
-// ---- the regression and binary losses (core/src/ops_loss.cpp) --------------------------
+// ---- the regression and binary losses (core/src/ops/ops_loss.cpp) --------------------------
 
 namespace loom::samples {
 namespace {

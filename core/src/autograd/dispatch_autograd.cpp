@@ -1,7 +1,7 @@
 // dispatch_autograd.cpp — the autograd layer above the device kernels.
 //
 // dispatch() comes here only when grad mode is on and some tensor argument
-// requires grad (core/src/dispatch.cpp); every other call pays one flag test
+// requires grad (core/src/runtime/dispatch.cpp); every other call pays one flag test
 // per argument. Here an op
 //   - with a Formula runs below autograd (grad mode off) and records a
 //     FormulaNode;

@@ -1,7 +1,7 @@
 // formula_node.cpp — saved tensors and values, and the node that runs an
 // op's Formula: context accessors, then each gradient reduced to its input.
 #include "nodes.h"
-#include "../core_op.h"
+#include "core_op.h"
 #include "../opmath.h"
 
 #include <loom/ops.h>

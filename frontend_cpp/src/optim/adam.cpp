@@ -1,6 +1,6 @@
 // adam.cpp — Adam and AdamW (formulas in loom/optim/adam.h).
 //
-// Per parameter this is one op, _adam_step_ (core/src/ops_optim.cpp; PyTorch
+// Per parameter this is one op, _adam_step_ (core/src/ops/ops_optim.cpp; PyTorch
 // 1.13 uses 8 or more): weight decay, both running averages by lerp, and the
 // update, with the bias corrections and eps folded into its scalars:
 //   lr/bc1 * m / (sqrt(v)/sqrt(bc2) + eps) = lr*sqrt(bc2)/bc1 * m / (sqrt(v) + eps*sqrt(bc2)).

@@ -2,7 +2,7 @@
  * tables, shared by the core and every device plugin (C and C++).
  *
  * One X-macro list per family. The core expands them into the ops'
- * definitions (core/src/ops_unary.cpp, ops_binary.cpp), the C++ functions
+ * definitions (core/src/ops/ops_unary.cpp, ops_binary.cpp), the C++ functions
  * (loom/ops.h) and Tensor methods (loom/tensor.h); plugins expand the rule
  * column into their kernels' dtype masks (loom/plugin/op_rules.hpp), so a
  * kernel's mask cannot disagree with the dtype the core computes in. Adding

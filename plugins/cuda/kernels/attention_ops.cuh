@@ -25,7 +25,7 @@
 // compute type (float for float16/bfloat16/float32, double for float64);
 // tiles that lanes read row-per-lane have an odd pitch (no bank conflicts).
 //
-// Semantics match the core's composites (core/src/ops_attention.cpp):
+// Semantics match the core's composites (core/src/ops/ops_attention.cpp):
 // scores = scale·q·kᵀ, −inf where is_causal (j > i) or a bool mask
 // excludes, plus an additive mask; lse = log Σ exp(scores); a row with
 // every score −inf gives lse = −inf and output NaN (0/0); in the backward

@@ -1,4 +1,4 @@
-// batch_norm and _batch_norm_backward on CUDA (core/src/ops_batch_norm.cpp
+// batch_norm and _batch_norm_backward on CUDA (core/src/ops/ops_batch_norm.cpp
 // has the composites this must match), through cuDNN's spatial batch
 // normalisation (legacy API):
 //   - training forward: cudnnBatchNormalizationForwardTraining, which also

@@ -1,7 +1,7 @@
 // Per-sample math of the fused cross_entropy kernels (cross_entropy.cu),
 // __host__ __device__ so tests/cross_entropy_ops_test.cu runs it on the host.
 // PyTorch's formulas for class-index targets (the core's composites in
-// core/src/ops_nn_loss.cpp and ops_cross_entropy_backward.cpp), with
+// core/src/ops/ops_nn_loss.cpp and ops_cross_entropy_backward.cpp), with
 // p = softmax(x) over the classes, w the class weights (1 without),
 // S_w = Σ_c w_c, a = 1 - label_smoothing, b = label_smoothing / C:
 //   loss   = a w_t (lse - x_t) + b Σ_c w_c (lse - x_c)

@@ -1,5 +1,5 @@
 // _rnn and _rnn_backward on CUDA through cuDNN's RNN API (the v8 calls,
-// cudnn_adv in cuDNN 9); the core's composite (core/src/ops_rnn.cpp) is the
+// cudnn_adv in cuDNN 9); the core's composite (core/src/ops/ops_rnn.cpp) is the
 // reference and runs whatever is declined here.
 //
 // Per call:
@@ -47,7 +47,7 @@ using DropoutDescriptor =
   throw Failure(LOOM_STATUS_UNSUPPORTED, std::string(LOOM_GPU_NAME " ") + op + ": " + why);
 }
 
-// The call's shape (values laid out as core/src/rnn.h says).
+// The call's shape (values laid out as core/src/ops/rnn.h says).
 struct Problem {
   cudnnRNNMode_t cell = CUDNN_LSTM;
   int64_t G = 4, L = 1, D = 1, T = 0, N = 0, in = 0, H = 0;

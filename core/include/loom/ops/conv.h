@@ -1,5 +1,5 @@
 // loom/ops/conv.h — the op catalog, part: convolution and pooling (conv1d/2d, conv_transpose2d, max/avg/adaptive pools).
-// Included by loom/ops.h; the ops are defined in core/src/ops_conv.cpp, ops_conv_backward.cpp and
+// Included by loom/ops.h; the ops are defined in core/src/ops/ops_conv.cpp, ops_conv_backward.cpp and
 // ops_pool.cpp.
 //
 // torch.nn.functional semantics (torch 1.13). Inputs are batched

@@ -1,8 +1,8 @@
 // loom/ops/indexing.h — the op catalog, part: gather/scatter-style indexing (index_select, gather, scatter, index_add, masked ops, nonzero, advanced indexing).
-// Included by loom/ops.h. The catalog ops are defined in core/src/ops_indexing.cpp
-// (gather/scatter family, masked_fill) and core/src/ops_indexing_select.cpp
+// Included by loom/ops.h. The catalog ops are defined in core/src/ops/ops_indexing.cpp
+// (gather/scatter family, masked_fill) and core/src/ops/ops_indexing_select.cpp
 // (nonzero, masked_select); advanced indexing (index, index_put_) is a
-// composite of those in core/src/ops_advanced_index.cpp.
+// composite of those in core/src/ops/ops_advanced_index.cpp.
 //
 // PyTorch (1.13) semantics throughout. Index tensors are int64; index_select,
 // index_add and advanced indexing also take int32. An out-of-range index is an

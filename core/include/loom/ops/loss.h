@@ -1,6 +1,6 @@
 // loom/ops/loss.h — the op catalog, part: loss functions (mse, l1, smooth_l1,
 // huber, binary_cross_entropy, binary_cross_entropy_with_logits).
-// Included by loom/ops.h; the ops are defined in core/src/ops_loss.cpp.
+// Included by loom/ops.h; the ops are defined in core/src/ops/ops_loss.cpp.
 //
 // torch.nn.functional semantics (torch 1.13). `reduction` is "none" (the
 // elementwise loss, broadcast shape), "mean" (default) or "sum" (0-d

@@ -1,5 +1,5 @@
 // loom/ops/nn.h — the op catalog, part: neural-net functions (softmax, attention, normalisation, dropout, embedding, losses, pad).
-// Included by loom/ops.h; the ops are defined in core/src/ops_nn*.cpp, ops_attention*.cpp (and the files each section names).
+// Included by loom/ops.h; the ops are defined in core/src/ops/ops_nn*.cpp, ops_attention*.cpp (and the files each section names).
 #pragma once
 
 #include <loom/tensor.h>
@@ -12,7 +12,7 @@
 
 namespace loom {
 
-// ---- dropout, embedding, pad (core/src/ops_dropout_embedding.cpp, ops_pad.cpp) ----
+// ---- dropout, embedding, pad (core/src/ops/ops_dropout_embedding.cpp, ops_pad.cpp) ----
 
 // Zeroes each element with probability p and scales the rest by 1/(1-p)
 // (torch.nn.functional.dropout). The mask comes from loom's default
@@ -48,7 +48,7 @@ Tensor pad(const Tensor& input, const std::vector<int64_t>& pad,
 // ---- end of dropout, embedding, pad ------------------------------------------------
 
 // ---- softmax, attention, normalisation, classification losses ------------------
-// (torch.nn.functional semantics; defined in core/src/ops_nn.cpp,
+// (torch.nn.functional semantics; defined in core/src/ops/ops_nn.cpp,
 // ops_nn_norm.cpp, ops_batch_norm.cpp, ops_nn_loss.cpp and ops_cross_entropy_backward.cpp.) An undefined Tensor stands for None.
 
 // Along `dim` (negative counts from the end). `dtype`: the input is cast to
@@ -101,7 +101,7 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
 // grad_output has the input's size and dtype. training: the statistics are
 // the batch's (running_mean/running_var are ignored; give none); otherwise
 // the running ones (both required). weight absent acts as ones; grad_weight
-// is then still Σ grad_output · x̂. Defined in core/src/ops_batch_norm.cpp.
+// is then still Σ grad_output · x̂. Defined in core/src/ops/ops_batch_norm.cpp.
 std::tuple<Tensor, Tensor, Tensor> batch_norm_backward(const Tensor& grad_output, const Tensor& input,
                                                        const Tensor& weight, const Tensor& running_mean,
                                                        const Tensor& running_var, bool training,

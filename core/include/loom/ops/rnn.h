@@ -1,5 +1,5 @@
 // loom/ops/rnn.h — the op catalog, part: recurrent networks. Included by
-// loom/ops.h; defined in core/src/ops_rnn.cpp and ops_rnn_backward.cpp.
+// loom/ops.h; defined in core/src/ops/ops_rnn.cpp and ops_rnn_backward.cpp.
 #pragma once
 
 #include <loom/tensor.h>

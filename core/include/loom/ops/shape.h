@@ -1,6 +1,6 @@
 // loom/ops/shape.h — the op catalog, part: views, joins, splits and reorderings (permute, flatten, cat, stack, split, repeat, flip, roll, tril/triu, sort, topk).
-// Included by loom/ops.h. Views are defined in core/src/ops_shape_views.cpp,
-// copying ops in core/src/ops_shape.cpp, sorting in core/src/ops_sort.cpp.
+// Included by loom/ops.h. Views are defined in core/src/ops/ops_shape_views.cpp,
+// copying ops in core/src/ops/ops_shape.cpp, sorting in core/src/ops/ops_sort.cpp.
 //
 // Semantics are torch 1.13's: dims may be negative (counted from the end),
 // views share storage with their base (a write through one shows in the

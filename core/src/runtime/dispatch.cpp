@@ -301,7 +301,7 @@ void dispatch(OpCall& call) {
     }
   }
   LOOM_CHECK(found, call.op->name(), ": needs at least one defined tensor argument");
-  // Autocast (core/src/autocast.cpp) casts the arguments before autograd
+  // Autocast (core/src/runtime/autocast.cpp) casts the arguments before autograd
   // sees them, so the casts are recorded too.
   std::vector<Tensor> autocast_casts;
   if (detail::autocast_active()) [[unlikely]] {
