@@ -15,6 +15,8 @@
 #include <loom/plugin/scalar_ops.hpp>
 #include <loom/plugin/welford.hpp>
 
+#include "value_checks.hpp"
+
 #include <atomic>
 #include <cmath>
 #include <cstdint>
@@ -25,42 +27,14 @@
 
 using namespace loom::plugin;
 using namespace loom::plugin::ops;
+using namespace loom::test;
 
 namespace {
-
-constexpr float kNaNf = std::numeric_limits<float>::quiet_NaN();
-constexpr float kInff = std::numeric_limits<float>::infinity();
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 Half h(float x) { return Half(x); }
 float f(Half x) { return static_cast<float>(x); }
 BFloat16 bf(float x) { return BFloat16(x); }
 float f(BFloat16 x) { return static_cast<float>(x); }
-
-// `got` is `want` rounded to float within `ulps` units in the last place;
-// NaN matches NaN, infinities match exactly.
-bool near(float got, double want, double ulps = 4) {
-  if (std::isnan(want)) return std::isnan(got);
-  if (std::isinf(want) || want == 0) return static_cast<double>(got) == want;
-  const double w = static_cast<float>(want);
-  const double ulp = std::ldexp(1.0, std::ilogb(w) - 23);
-  return std::fabs(got - w) <= ulps * std::max(ulp, std::ldexp(1.0, -149));
-}
-bool near(double got, double want, double rel = 1e-14) {
-  if (std::isnan(want)) return std::isnan(got);
-  if (std::isinf(want) || want == 0) return got == want;
-  return std::fabs(got - want) <= rel * std::fabs(want);
-}
-
-// PyTorch's allclose: |got - want| <= atol + rtol |want|.
-bool close(double got, double want, double rtol, double atol) {
-  if (std::isnan(want)) return std::isnan(got);
-  return std::fabs(got - want) <= atol + rtol * std::fabs(want);
-}
-
-bool is_neg_zero(double x) { return x == 0 && std::signbit(x); }
-bool is_pos_zero(double x) { return x == 0 && !std::signbit(x); }
 
 }  // namespace
 // ------------------------------------------------------------- unary ---

@@ -44,7 +44,6 @@ opmath_t<T> finite_max() {
 
 struct Abs {
   static constexpr const char* name = "abs";
-  static constexpr Rule rule = Rule::NoBool;
   template <class T>
   using Fn = plugin::ops::Abs<T>;
   LOOM_UNARY_NO_VALUES
@@ -53,7 +52,6 @@ struct Abs {
 // -1, 0 or 1; NaN gives 0 (both comparisons fail), -0 gives +0.
 struct Sign {
   static constexpr const char* name = "sign";
-  static constexpr Rule rule = Rule::All;
   template <class T>
   using Fn = plugin::ops::Sign<T>;
   LOOM_UNARY_NO_VALUES
@@ -61,7 +59,6 @@ struct Sign {
 
 struct Square {
   static constexpr const char* name = "square";
-  static constexpr Rule rule = Rule::NoBool;  // the core casts bool to int64
   template <class T>
   using Fn = plugin::ops::Square<T>;
   LOOM_UNARY_NO_VALUES
@@ -75,7 +72,6 @@ struct RoundTo {
   static constexpr const char* name = M == Rounding::Floor  ? "floor"
                                       : M == Rounding::Ceil ? "ceil"
                                                             : "trunc";
-  static constexpr Rule rule = Rule::NoBool;
   template <class T>
   using Fn = plugin::ops::RoundTo<M, T>;
   LOOM_UNARY_NO_VALUES
@@ -85,7 +81,6 @@ struct RoundTo {
 // decimals = 0 uses p = 1, which is exact.
 struct Round {
   static constexpr const char* name = "round";
-  static constexpr Rule rule = Rule::NoBool;
   template <class T>
   using Fn = plugin::ops::Round<T>;
   template <class T>
@@ -108,7 +103,6 @@ struct Round {
 // core resolves them, but a direct caller may not) takes PyTorch's default.
 struct NanToNum {
   static constexpr const char* name = "nan_to_num";
-  static constexpr Rule rule = Rule::All;
   template <class T>
   using Fn = plugin::ops::NanToNum<T>;
   template <class T>
@@ -131,15 +125,12 @@ struct NanToNum {
 // makes every result NaN (as maximum/minimum propagate NaN).
 struct Clamp {
   static constexpr const char* name = "clamp";
-  static constexpr Rule rule = Rule::NoBool;
-  template <class T>
-  using Value = opmath_t<T>;  // integers compare in T itself
   template <class T>
   using Fn = plugin::ops::Clamp<T>;
   // A bound in T: integers saturate to T's range (a bound beyond it clamps
   // like the nearest representable one); floats round to T first.
   template <class T>
-  static Value<T> bound(const LoomKernelCall& c, int32_t i) {
+  static opmath_t<T> bound(const LoomKernelCall& c, int32_t i) {
     if constexpr (std::is_integral_v<T>) {
       const LoomValue& v = c.values[i];
       if (v.kind == LOOM_VALUE_FLOAT) return scalar_arg<T>(c, name, i);  // saturates
@@ -155,7 +146,7 @@ struct Clamp {
   }
   template <class T>
   static Fn<T> make(const LoomKernelCall& c) {
-    using L = std::numeric_limits<Value<T>>;
+    using L = std::numeric_limits<opmath_t<T>>;
     const bool has_lo = value_at(c, name, 0).kind != LOOM_VALUE_NONE;
     const bool has_hi = value_at(c, name, 1).kind != LOOM_VALUE_NONE;
     Fn<T> f{};
@@ -175,7 +166,6 @@ struct Clamp {
 
 struct LogicalNot {
   static constexpr const char* name = "logical_not";
-  static constexpr Rule rule = Rule::ToBool;
   template <class T>
   using Fn = plugin::ops::LogicalNot<T>;
   LOOM_UNARY_NO_VALUES
@@ -189,7 +179,6 @@ struct IsClass {
   static constexpr const char* name = K == FpClass::Nan   ? "isnan"
                                       : K == FpClass::Inf ? "isinf"
                                                           : "isfinite";
-  static constexpr Rule rule = Rule::ToBool;
   template <class T>
   using Fn = plugin::ops::IsClass<K, T>;
   LOOM_UNARY_NO_VALUES
@@ -200,20 +189,20 @@ struct IsClass {
 }  // namespace
 
 void register_unary_kernels(plugin::Registrar& r) {
-  register_unary<Abs>(r, true);
-  register_unary<Sign>(r, true);
-  register_unary<Square>(r, true);
-  register_unary<RoundTo<Rounding::Floor>>(r, true);
-  register_unary<RoundTo<Rounding::Ceil>>(r, true);
-  register_unary<RoundTo<Rounding::Trunc>>(r, true);
-  register_unary<Round>(r, true);
-  register_unary<NanToNum>(r, true);
-  register_unary<Clamp>(r, true);
+  register_unary<Abs>(r);
+  register_unary<Sign>(r);
+  register_unary<Square>(r);
+  register_unary<RoundTo<Rounding::Floor>>(r);
+  register_unary<RoundTo<Rounding::Ceil>>(r);
+  register_unary<RoundTo<Rounding::Trunc>>(r);
+  register_unary<Round>(r);
+  register_unary<NanToNum>(r);
+  register_unary<Clamp>(r);
   // To-bool ops have no in-place form: self could not hold the result.
-  register_unary<LogicalNot>(r, false);
-  register_unary<IsClass<FpClass::Nan>>(r, false);
-  register_unary<IsClass<FpClass::Inf>>(r, false);
-  register_unary<IsClass<FpClass::Finite>>(r, false);
+  register_unary<LogicalNot>(r);
+  register_unary<IsClass<FpClass::Nan>>(r);
+  register_unary<IsClass<FpClass::Inf>>(r);
+  register_unary<IsClass<FpClass::Finite>>(r);
   register_unary_float_kernels(r);
 }
 

@@ -44,7 +44,6 @@ struct FloatFn {
 template <class F>
 struct FloatOp {
   static constexpr const char* name = F::name;
-  static constexpr Rule rule = Rule::Floating;
   template <class T>
   static FloatFn<F, T> make(const LoomKernelCall&) {
     return {F{}};
@@ -119,7 +118,6 @@ struct TrigFn {
 // the same functions without cancellation for negative x.
 struct Gelu {
   static constexpr const char* name = "gelu";
-  static constexpr Rule rule = Rule::Floating;
   template <class T, bool TanhForm>
   struct Fn {
     T operator()(T a) const {
@@ -164,7 +162,6 @@ struct Gelu {
 // large threshold cannot overflow the exponential.
 struct Softplus {
   static constexpr const char* name = "softplus";
-  static constexpr Rule rule = Rule::Floating;
   template <class T>
   struct Fn {
     arith_t<T> beta, threshold;
@@ -191,7 +188,6 @@ struct Softplus {
 // second branch and stays NaN.
 struct Elu {
   static constexpr const char* name = "elu";
-  static constexpr Rule rule = Rule::Floating;
   template <class T>
   struct Fn {
     arith_t<T> alpha, scale, input_scale;
@@ -216,7 +212,6 @@ struct Elu {
 // leaky_relu(x, slope): x > 0 ? x : x slope, in the compute type.
 struct LeakyRelu {
   static constexpr const char* name = "leaky_relu";
-  static constexpr Rule rule = Rule::Floating;
   template <class T>
   struct Fn {
     arith_t<T> slope;
@@ -234,25 +229,25 @@ struct LeakyRelu {
 }  // namespace
 
 void register_unary_float_kernels(plugin::Registrar& r) {
-  register_unary<FloatOp<Exp2>>(r, true);
-  register_unary<FloatOp<Expm1>>(r, true);
-  register_unary<FloatOp<Log>>(r, true);
-  register_unary<FloatOp<Log2>>(r, true);
-  register_unary<FloatOp<Log1p>>(r, true);
-  register_unary<FloatOp<Sqrt>>(r, true);
-  register_unary<FloatOp<Rsqrt>>(r, true);
-  register_unary<FloatOp<Reciprocal>>(r, true);
-  register_unary<FloatOp<TrigFn<Trig::Sin>>>(r, true);
-  register_unary<FloatOp<TrigFn<Trig::Cos>>>(r, true);
-  register_unary<FloatOp<TrigFn<Trig::Tan>>>(r, true);
-  register_unary<FloatOp<Tanh>>(r, true);
-  register_unary<FloatOp<Sigmoid>>(r, true);
-  register_unary<FloatOp<Erf>>(r, true);
-  register_unary<Gelu>(r, true);
-  register_unary<FloatOp<Silu>>(r, true);
-  register_unary<Softplus>(r, true);
-  register_unary<Elu>(r, true);
-  register_unary<LeakyRelu>(r, true);
+  register_unary<FloatOp<Exp2>>(r);
+  register_unary<FloatOp<Expm1>>(r);
+  register_unary<FloatOp<Log>>(r);
+  register_unary<FloatOp<Log2>>(r);
+  register_unary<FloatOp<Log1p>>(r);
+  register_unary<FloatOp<Sqrt>>(r);
+  register_unary<FloatOp<Rsqrt>>(r);
+  register_unary<FloatOp<Reciprocal>>(r);
+  register_unary<FloatOp<TrigFn<Trig::Sin>>>(r);
+  register_unary<FloatOp<TrigFn<Trig::Cos>>>(r);
+  register_unary<FloatOp<TrigFn<Trig::Tan>>>(r);
+  register_unary<FloatOp<Tanh>>(r);
+  register_unary<FloatOp<Sigmoid>>(r);
+  register_unary<FloatOp<Erf>>(r);
+  register_unary<Gelu>(r);
+  register_unary<FloatOp<Silu>>(r);
+  register_unary<Softplus>(r);
+  register_unary<Elu>(r);
+  register_unary<LeakyRelu>(r);
 }
 
 }  // namespace loom::cpu

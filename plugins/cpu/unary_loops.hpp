@@ -2,11 +2,11 @@
 // (docs/kernel_conventions.md, "Elementwise unary ops").
 //
 // An op is a *family*: a struct with
-//   static constexpr const char* name;   // the op name, for messages
-//   static constexpr Rule rule;          // which dtypes it takes, see below
+//   static constexpr const char* name;   // the op: its dtype rule and in-place
+//                                        // form are the table's (op_rules.hpp)
 //   template <class T> static Fn make(const LoomKernelCall&);
 // where `make` reads and checks the op's values and returns a small functor
-// `Out operator()(T) const` (Out = T, or bool for Rule::ToBool) that is exact
+// `Out operator()(T) const` (Out = T, or bool for the to-bool ops) that is exact
 // for every input. unary_kernel<Family> is then the whole kernel.
 //
 // Loops: contiguous operands take one flat loop (AVX2 and baseline clones),
@@ -35,23 +35,6 @@
 #include <string>
 
 namespace loom::cpu {
-
-// The dtype rules of the conventions table. ToBool: the input keeps its own
-// dtype (any), the output is bool.
-enum class Rule { All, NoBool, Floating, ToBool };
-
-constexpr uint64_t rule_mask(Rule r) {
-  switch (r) {
-    case Rule::NoBool:
-      return kNoBoolMask;
-    case Rule::Floating:
-      return kFloatingMask;
-    case Rule::All:
-    case Rule::ToBool:
-      break;
-  }
-  return kAllMask;
-}
 
 template <class Fn, class T>
 concept HasFastPath = requires(const Fn& f, T x) {
@@ -144,7 +127,7 @@ void unary_kernel(const LoomKernelCall& c) {
   expect_arity(c, name, 1, 1);
   const LoomTensorDesc& out = c.outputs[0];
   const LoomTensorDesc& in = c.inputs[0];
-  if constexpr (Family::rule == Rule::ToBool) {
+  if constexpr (plugin::op_returns_bool(name)) {  // the input keeps its own dtype
     expect_like(in, out, name, /*same_dtype=*/false);
     if (out.dtype != LOOM_DTYPE_BOOL) [[unlikely]]
       fail(LOOM_STATUS_INVALID_ARGUMENT, "cpu %s: the output must be bool, got %s", name,
@@ -155,10 +138,7 @@ void unary_kernel(const LoomKernelCall& c) {
     });
   } else {
     expect_like(in, out, name);
-    constexpr DTypes set = Family::rule == Rule::All      ? DTypes::All
-                           : Family::rule == Rule::NoBool ? DTypes::NoBool
-                                                          : DTypes::Floating;
-    dispatch<set>(out.dtype, name, [&](auto tag) {
+    dispatch<plugin::op_class(name)>(out.dtype, name, [&](auto tag) {
       using T = decltype(tag);
       with_functor<Family, T>(c, [&](const auto& f) { map_unary<T, T>(out, in, f); });
     });
@@ -186,17 +166,15 @@ T scalar_arg(const LoomKernelCall& c, const char* op, int32_t i) {
 
 // ----------------------------------------------------------- registry ---
 
-// Registers the family's kernel as `name` and, when `in_place`, as `name_`.
-// file:line default to the caller's, for the host's messages.
+// Registers the family's kernel as `name` and, when the table gives the op
+// one, as `name_`, with the table's mask. file:line default to the caller's,
+// for the host's messages.
 template <class Family>
-void register_unary(plugin::Registrar& r, bool in_place, const char* file = __builtin_FILE(),
-                    int line = __builtin_LINE()) {
-  constexpr uint64_t mask = rule_mask(Family::rule);
-  // The family's rule is the catalog's (loom/plugin/op_tables.h).
-  static_assert(mask == plugin::op_mask(Family::name), "dtype rule disagrees with loom/plugin/op_tables.h");
+void register_unary(plugin::Registrar& r, const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
+  constexpr uint64_t mask = plugin::op_mask(Family::name);
   constexpr LoomKernelFn fn = plugin::kernel<unary_kernel<Family>>;
   r.kernel(Family::name, "cpu", fn, mask, 0, nullptr, file, line);
-  if (in_place) {
+  if constexpr (plugin::op_has_in_place(Family::name)) {
     const std::string inplace = std::string(Family::name) + "_";  // init only
     r.kernel(inplace.c_str(), "cpu", fn, mask, 0, nullptr, file, line);
   }

@@ -16,7 +16,7 @@ namespace loom::plugin {
 // without bool.
 enum class DTypes { All, NoBool, Floating, Integral };
 
-inline constexpr uint64_t dtype_bit(int32_t dtype) { return uint64_t{1} << dtype; }
+inline constexpr uint64_t dtype_bit(int32_t dtype) { return LOOM_DTYPE_BIT(dtype); }
 inline constexpr uint64_t kAllMask = (uint64_t{1} << LOOM_DTYPE_COUNT) - 1;
 inline constexpr uint64_t kFloatingMask = dtype_bit(LOOM_DTYPE_FLOAT16) | dtype_bit(LOOM_DTYPE_BFLOAT16) |
                                           dtype_bit(LOOM_DTYPE_FLOAT32) | dtype_bit(LOOM_DTYPE_FLOAT64);

@@ -62,18 +62,22 @@ constexpr DTypes dtype_class(uint64_t mask) {
   throw std::logic_error("dtype_class: not a dtype class mask");  // a compile error when constexpr
 }
 
-// One row of the tables: its name, mask, and whether it has an in-place form.
+// One row of the tables: its name, mask, whether it has an in-place form,
+// and whether its output is bool whatever the input (rules ToBool, Compare,
+// Logical).
 struct ElementwiseOpRow {
   std::string_view name;
   uint64_t mask;
   bool in_place;
+  bool to_bool;
 };
 
 namespace detail {
-#define LOOM_PLUGIN_UNARY_ROW(op, rule) {#op, kernel_mask(UnaryRule::rule), true},
-#define LOOM_PLUGIN_PREDICATE_ROW(op) {#op, kernel_mask(UnaryRule::ToBool), false},
-#define LOOM_PLUGIN_BINARY_ROW(op, rule, inplace, F) {#op, kernel_mask(BinaryRule::rule), (inplace) != 0},
-#define LOOM_PLUGIN_BINARY_SPECIAL_ROW(op, rule) {#op, kernel_mask(BinaryRule::rule), true},
+#define LOOM_PLUGIN_UNARY_ROW(op, rule) {#op, kernel_mask(UnaryRule::rule), true, false},
+#define LOOM_PLUGIN_PREDICATE_ROW(op) {#op, kernel_mask(UnaryRule::ToBool), false, true},
+#define LOOM_PLUGIN_BINARY_ROW(op, rule, inplace, F) \
+  {#op, kernel_mask(BinaryRule::rule), (inplace) != 0, BinaryRule::rule == BinaryRule::Compare || BinaryRule::rule == BinaryRule::Logical},
+#define LOOM_PLUGIN_BINARY_SPECIAL_ROW(op, rule) {#op, kernel_mask(BinaryRule::rule), true, false},
 inline constexpr ElementwiseOpRow kElementwiseOps[] = {
     LOOM_UNARY_OPS(LOOM_PLUGIN_UNARY_ROW) LOOM_PREDICATE_OPS(LOOM_PLUGIN_PREDICATE_ROW)
         LOOM_UNARY_SPECIAL_OPS(LOOM_PLUGIN_UNARY_ROW) LOOM_BINARY_OPS(LOOM_PLUGIN_BINARY_ROW)
@@ -90,26 +94,32 @@ constexpr const ElementwiseOpRow* elementwise_ops_end() {
   return detail::kElementwiseOps + sizeof(detail::kElementwiseOps) / sizeof(detail::kElementwiseOps[0]);
 }
 
+// The row of table op `op` ("abs"). Not a table op: a compile error where
+// evaluated as a constant, std::logic_error otherwise.
+constexpr const ElementwiseOpRow& op_row(std::string_view op) {
+  for (const ElementwiseOpRow* r = elementwise_ops_begin(); r != elementwise_ops_end(); ++r)
+    if (r->name == op) return *r;
+  throw std::logic_error("op_row: not an op of loom/plugin/op_tables.h");
+}
+
 // The registration mask of table op `op` ("abs") or of its in-place form
 // ("abs_"). Not a table op (or an in-place form it lacks): a compile error
 // where evaluated as a constant, std::logic_error otherwise.
 constexpr uint64_t op_mask(std::string_view op) {
   const bool in_place = !op.empty() && op.back() == '_';
-  const std::string_view base = in_place ? op.substr(0, op.size() - 1) : op;
-  for (const ElementwiseOpRow* r = elementwise_ops_begin(); r != elementwise_ops_end(); ++r)
-    if (r->name == base && (!in_place || r->in_place)) return r->mask;
-  throw std::logic_error("op_mask: not an op of loom/plugin/op_tables.h");
+  const ElementwiseOpRow& row = op_row(in_place ? op.substr(0, op.size() - 1) : op);
+  if (in_place && !row.in_place) throw std::logic_error("op_mask: the table gives this op no in-place form");
+  return row.mask;
 }
 
 // The dtype class a table op's kernel visits.
 constexpr DTypes op_class(std::string_view op) { return dtype_class(op_mask(op)); }
 
 // Whether table op `op` has an in-place form `op_`.
-constexpr bool op_has_in_place(std::string_view op) {
-  for (const ElementwiseOpRow* r = elementwise_ops_begin(); r != elementwise_ops_end(); ++r)
-    if (r->name == op) return r->in_place;
-  throw std::logic_error("op_has_in_place: not an op of loom/plugin/op_tables.h");
-}
+constexpr bool op_has_in_place(std::string_view op) { return op_row(op).in_place; }
+
+// Whether table op `op` returns bool whatever its input dtype.
+constexpr bool op_returns_bool(std::string_view op) { return op_row(op).to_bool; }
 
 // Registers `fn` for table op `op` and, when the row has one, for its
 // in-place form `op_` (the same kernel: outputs[0] aliases inputs[0]), each

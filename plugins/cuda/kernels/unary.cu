@@ -16,10 +16,9 @@ namespace loom::LOOM_GPU_NAMESPACE::ew {
 namespace {
 
 // A family whose functor takes no values.
-#define LOOM_CUDA_UNARY(Family, op_name, op_rule, copies, Functor) \
+#define LOOM_CUDA_UNARY(Family, op_name, copies, Functor) \
   struct Family {                                                   \
     static constexpr const char* name = op_name;                    \
-    static constexpr Rule rule = op_rule;                           \
     static constexpr bool copies_integers = copies;                 \
     template <class T>                                              \
     static Functor make(const LoomKernelCall&) {                    \
@@ -34,25 +33,24 @@ template <class T> using IsNanOp = IsClass<FpClass::Nan, T>;
 template <class T> using IsInfOp = IsClass<FpClass::Inf, T>;
 template <class T> using IsFiniteOp = IsClass<FpClass::Finite, T>;
 
-LOOM_CUDA_UNARY(NegFamily, "neg", Rule::NoBool, false, Neg<T>)
-LOOM_CUDA_UNARY(ReluFamily, "relu", Rule::NoBool, false, Relu<T>)
-LOOM_CUDA_UNARY(AbsFamily, "abs", Rule::NoBool, false, Abs<T>)
-LOOM_CUDA_UNARY(SignFamily, "sign", Rule::All, false, Sign<T>)
-LOOM_CUDA_UNARY(SquareFamily, "square", Rule::NoBool, false, Square<T>)  // the core casts bool to int64
-LOOM_CUDA_UNARY(FloorFamily, "floor", Rule::NoBool, true, FloorOp<T>)
-LOOM_CUDA_UNARY(CeilFamily, "ceil", Rule::NoBool, true, CeilOp<T>)
-LOOM_CUDA_UNARY(TruncFamily, "trunc", Rule::NoBool, true, TruncOp<T>)
-LOOM_CUDA_UNARY(LogicalNotFamily, "logical_not", Rule::ToBool, false, LogicalNot<T>)
-LOOM_CUDA_UNARY(IsNanFamily, "isnan", Rule::ToBool, false, IsNanOp<T>)
-LOOM_CUDA_UNARY(IsInfFamily, "isinf", Rule::ToBool, false, IsInfOp<T>)
-LOOM_CUDA_UNARY(IsFiniteFamily, "isfinite", Rule::ToBool, false, IsFiniteOp<T>)
+LOOM_CUDA_UNARY(NegFamily, "neg", false, Neg<T>)
+LOOM_CUDA_UNARY(ReluFamily, "relu", false, Relu<T>)
+LOOM_CUDA_UNARY(AbsFamily, "abs", false, Abs<T>)
+LOOM_CUDA_UNARY(SignFamily, "sign", false, Sign<T>)
+LOOM_CUDA_UNARY(SquareFamily, "square", false, Square<T>)  // the core casts bool to int64
+LOOM_CUDA_UNARY(FloorFamily, "floor", true, FloorOp<T>)
+LOOM_CUDA_UNARY(CeilFamily, "ceil", true, CeilOp<T>)
+LOOM_CUDA_UNARY(TruncFamily, "trunc", true, TruncOp<T>)
+LOOM_CUDA_UNARY(LogicalNotFamily, "logical_not", false, LogicalNot<T>)
+LOOM_CUDA_UNARY(IsNanFamily, "isnan", false, IsNanOp<T>)
+LOOM_CUDA_UNARY(IsInfFamily, "isinf", false, IsInfOp<T>)
+LOOM_CUDA_UNARY(IsFiniteFamily, "isfinite", false, IsFiniteOp<T>)
 
 #undef LOOM_CUDA_UNARY
 
 // round(x, decimals): values[0] is an INT.
 struct RoundFamily {
   static constexpr const char* name = "round";
-  static constexpr Rule rule = Rule::NoBool;
   static constexpr bool copies_integers = true;
   template <class T>
   static Round<T> make(const LoomKernelCall& c) {
@@ -76,7 +74,6 @@ opmath_t<T> finite_max() {
 // caller may pass NONE, which takes PyTorch's default (0, max, lowest).
 struct NanToNumFamily {
   static constexpr const char* name = "nan_to_num";
-  static constexpr Rule rule = Rule::All;
   static constexpr bool copies_integers = true;
   template <class T>
   static NanToNum<T> make(const LoomKernelCall& c) {
@@ -94,10 +91,9 @@ struct NanToNumFamily {
 // bound to T first.
 struct ClampFamily {
   static constexpr const char* name = "clamp";
-  static constexpr Rule rule = Rule::NoBool;
   static constexpr bool copies_integers = false;
   template <class T>
-  static clamp_value_t<T> bound(const LoomKernelCall& c, int32_t i) {
+  static opmath_t<T> bound(const LoomKernelCall& c, int32_t i) {
     if constexpr (is_integer_v<T>) {
       if (c.values[i].kind == LOOM_VALUE_FLOAT) return scalar_arg<T>(c, name, i);  // saturates
       const int64_t b = scalar_arg<int64_t>(c, name, i);
@@ -110,7 +106,7 @@ struct ClampFamily {
   }
   template <class T>
   static Clamp<T> make(const LoomKernelCall& c) {
-    using L = std::numeric_limits<clamp_value_t<T>>;
+    using L = std::numeric_limits<opmath_t<T>>;
     const bool has_lo = value_at(c, name, 0).kind != LOOM_VALUE_NONE;
     const bool has_hi = value_at(c, name, 1).kind != LOOM_VALUE_NONE;
     Clamp<T> f{};
@@ -129,22 +125,22 @@ struct ClampFamily {
 }  // namespace
 
 void register_unary_kernels(plugin::Registrar& r) {
-  register_unary<NegFamily>(r, true);
-  register_unary<ReluFamily>(r, true);
-  register_unary<AbsFamily>(r, true);
-  register_unary<SignFamily>(r, true);
-  register_unary<SquareFamily>(r, true);
-  register_unary<FloorFamily>(r, true);
-  register_unary<CeilFamily>(r, true);
-  register_unary<TruncFamily>(r, true);
-  register_unary<RoundFamily>(r, true);
-  register_unary<NanToNumFamily>(r, true);
-  register_unary<ClampFamily>(r, true);
+  register_unary<NegFamily>(r);
+  register_unary<ReluFamily>(r);
+  register_unary<AbsFamily>(r);
+  register_unary<SignFamily>(r);
+  register_unary<SquareFamily>(r);
+  register_unary<FloorFamily>(r);
+  register_unary<CeilFamily>(r);
+  register_unary<TruncFamily>(r);
+  register_unary<RoundFamily>(r);
+  register_unary<NanToNumFamily>(r);
+  register_unary<ClampFamily>(r);
   // To-bool ops have no in-place form: self could not hold the result.
-  register_unary<LogicalNotFamily>(r, false);
-  register_unary<IsNanFamily>(r, false);
-  register_unary<IsInfFamily>(r, false);
-  register_unary<IsFiniteFamily>(r, false);
+  register_unary<LogicalNotFamily>(r);
+  register_unary<IsNanFamily>(r);
+  register_unary<IsInfFamily>(r);
+  register_unary<IsFiniteFamily>(r);
 }
 
 }  // namespace loom::LOOM_GPU_NAMESPACE::ew

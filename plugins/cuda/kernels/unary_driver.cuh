@@ -1,7 +1,7 @@
 // The one driver behind every unary CUDA kernel (unary.cu, unary_float.cu),
 // as the CPU plugin's unary_loops.hpp. An op is a *family*:
-//   static constexpr const char* name;    // the op, for messages
-//   static constexpr Rule rule;           // the dtypes it takes
+//   static constexpr const char* name;    // the op: its dtype rule and in-place
+//                                         // form are the table's (op_rules.hpp)
 //   static constexpr bool copies_integers; // integers and bool pass unchanged
 //   template <class T> static Fn make(const LoomKernelCall&);
 // `make` reads and checks the op's values on the host and returns the
@@ -22,14 +22,6 @@
 #include <string>
 
 namespace loom::LOOM_GPU_NAMESPACE::ew {
-
-// The dtype rules of the conventions table. ToBool: the input keeps its own
-// dtype (any), the output is bool.
-enum class Rule { All, NoBool, Floating, ToBool };
-
-constexpr uint64_t rule_mask(Rule r) {
-  return r == Rule::NoBool ? kNoBoolMask : r == Rule::Floating ? kFloatingMask : kAllMask;
-}
 
 template <class U>
 struct CopyElement {
@@ -59,7 +51,7 @@ void unary_kernel(const LoomKernelCall& c) {
   expect_arity(c, name, 1, 1);
   const LoomTensorDesc& out = c.outputs[0];
   const LoomTensorDesc& in = c.inputs[0];
-  if constexpr (Family::rule == Rule::ToBool) {
+  if constexpr (plugin::op_returns_bool(name)) {  // the input keeps its own dtype
     static_assert(!Family::copies_integers, "a to-bool op never copies its input");
     expect_like(in, out, name, /*same_dtype=*/false);
     expect_bool_output(out, name);
@@ -70,10 +62,7 @@ void unary_kernel(const LoomKernelCall& c) {
     });
   } else {
     expect_like(in, out, name);
-    constexpr DTypes set = Family::rule == Rule::All      ? DTypes::All
-                           : Family::rule == Rule::NoBool ? DTypes::NoBool
-                                                          : DTypes::Floating;
-    visit<set>(out.dtype, name, [&](auto tag) {
+    visit<plugin::op_class(name)>(out.dtype, name, [&](auto tag) {
       using T = decltype(tag);
       if constexpr (Family::copies_integers && !is_floating_v<T>) {
         copy_unchanged(out, in, enter(c), name);
@@ -85,17 +74,16 @@ void unary_kernel(const LoomKernelCall& c) {
   }
 }
 
-// Registers the family's kernel as `name` and, when `in_place`, as `name_`
-// (outputs[0] aliasing inputs[0], which the launcher allows).
+// Registers the family's kernel as `name` and, when the table gives the op
+// one, as `name_` (outputs[0] aliasing inputs[0], which the launcher
+// allows), with the table's mask.
 template <class Family>
-void register_unary(plugin::Registrar& r, bool in_place, const char* file = __builtin_FILE(),
-                    int line = __builtin_LINE()) {
-  constexpr uint64_t mask = rule_mask(Family::rule);
-  // The family's rule is the catalog's (loom/plugin/op_tables.h).
-  static_assert(mask == plugin::op_mask(Family::name), "dtype rule disagrees with loom/plugin/op_tables.h");
+void register_unary(plugin::Registrar& r, const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
+  constexpr uint64_t mask = plugin::op_mask(Family::name);
   constexpr LoomKernelFn fn = plugin::kernel<unary_kernel<Family>>;
   r.kernel(Family::name, LOOM_GPU_NAME, fn, mask, 0, nullptr, file, line);
-  if (in_place) r.kernel((std::string(Family::name) + "_").c_str(), LOOM_GPU_NAME, fn, mask, 0, nullptr, file, line);
+  if constexpr (plugin::op_has_in_place(Family::name))
+    r.kernel((std::string(Family::name) + "_").c_str(), LOOM_GPU_NAME, fn, mask, 0, nullptr, file, line);
 }
 
 }  // namespace loom::LOOM_GPU_NAMESPACE::ew

@@ -17,7 +17,6 @@ namespace {
 #define LOOM_CUDA_FLOAT_OP(Family, op_name, Fn)    \
   struct Family {                                  \
     static constexpr const char* name = op_name;   \
-    static constexpr Rule rule = Rule::Floating;   \
     static constexpr bool copies_integers = false; \
     template <class T>                             \
     static MathOp<Fn, T> make(const LoomKernelCall&) { \
@@ -47,7 +46,6 @@ LOOM_CUDA_FLOAT_OP(SiluFamily, "silu", SiluFn)
 // softplus(beta, threshold), both in the compute type (not rounded to T).
 struct SoftplusFamily {
   static constexpr const char* name = "softplus";
-  static constexpr Rule rule = Rule::Floating;
   static constexpr bool copies_integers = false;
   template <class T>
   static MathOp<SoftplusFn, T> make(const LoomKernelCall& c) {
@@ -59,7 +57,6 @@ struct SoftplusFamily {
 // elu(alpha, scale, input_scale).
 struct EluFamily {
   static constexpr const char* name = "elu";
-  static constexpr Rule rule = Rule::Floating;
   static constexpr bool copies_integers = false;
   template <class T>
   static MathOp<EluFn, T> make(const LoomKernelCall& c) {
@@ -71,7 +68,6 @@ struct EluFamily {
 // leaky_relu(negative_slope).
 struct LeakyReluFamily {
   static constexpr const char* name = "leaky_relu";
-  static constexpr Rule rule = Rule::Floating;
   static constexpr bool copies_integers = false;
   template <class T>
   static MathOp<LeakyReluFn, T> make(const LoomKernelCall& c) {
@@ -101,25 +97,25 @@ void gelu(const LoomKernelCall& c) {
 }  // namespace
 
 void register_unary_float_kernels(plugin::Registrar& r) {
-  register_unary<ExpFamily>(r, true);
-  register_unary<Exp2Family>(r, true);
-  register_unary<Expm1Family>(r, true);
-  register_unary<LogFamily>(r, true);
-  register_unary<Log2Family>(r, true);
-  register_unary<Log1pFamily>(r, true);
-  register_unary<SqrtFamily>(r, true);
-  register_unary<RsqrtFamily>(r, true);
-  register_unary<ReciprocalFamily>(r, true);
-  register_unary<SinFamily>(r, true);
-  register_unary<CosFamily>(r, true);
-  register_unary<TanFamily>(r, true);
-  register_unary<TanhFamily>(r, true);
-  register_unary<SigmoidFamily>(r, true);
-  register_unary<ErfFamily>(r, true);
-  register_unary<SiluFamily>(r, true);
-  register_unary<SoftplusFamily>(r, true);
-  register_unary<EluFamily>(r, true);
-  register_unary<LeakyReluFamily>(r, true);
+  register_unary<ExpFamily>(r);
+  register_unary<Exp2Family>(r);
+  register_unary<Expm1Family>(r);
+  register_unary<LogFamily>(r);
+  register_unary<Log2Family>(r);
+  register_unary<Log1pFamily>(r);
+  register_unary<SqrtFamily>(r);
+  register_unary<RsqrtFamily>(r);
+  register_unary<ReciprocalFamily>(r);
+  register_unary<SinFamily>(r);
+  register_unary<CosFamily>(r);
+  register_unary<TanFamily>(r);
+  register_unary<TanhFamily>(r);
+  register_unary<SigmoidFamily>(r);
+  register_unary<ErfFamily>(r);
+  register_unary<SiluFamily>(r);
+  register_unary<SoftplusFamily>(r);
+  register_unary<EluFamily>(r);
+  register_unary<LeakyReluFamily>(r);
   r.kernel("gelu", LOOM_GPU_NAME, plugin::kernel<gelu>, kFloatingMask);
   r.kernel("gelu_", LOOM_GPU_NAME, plugin::kernel<gelu>, kFloatingMask);
 }

@@ -45,10 +45,6 @@ using plugin::ops::RoundTo;
 using plugin::ops::Sign;
 using plugin::ops::Square;
 
-// Integers compare in T itself (signed stays signed), floats in opmath_t.
-template <class T>
-using clamp_value_t = opmath_t<T>;
-
 // --------------------------------------------------- float-rule math ---
 
 // Fn<opmath_t<T>> on a floating storage type T.

@@ -12,6 +12,7 @@
 
 #include "kernels/binary_ops.cuh"
 #include "kernels/unary_ops.cuh"
+#include "value_checks.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -19,40 +20,14 @@
 
 using namespace loom::cuda;
 using namespace loom::cuda::ew;
+using namespace loom::test;
 
 namespace {
-
-constexpr float kNaNf = std::numeric_limits<float>::quiet_NaN();
-constexpr float kInff = std::numeric_limits<float>::infinity();
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 __half h(float x) { return __float2half_rn(x); }
 float f(__half x) { return __half2float(x); }
 __nv_bfloat16 bf(float x) { return __float2bfloat16_rn(x); }
 float f(__nv_bfloat16 x) { return __bfloat162float(x); }
-
-// `got` is `want` rounded to float within `ulps` units in the last place;
-// NaN matches NaN, infinities match exactly.
-bool near(float got, double want, double ulps = 4) {
-  if (std::isnan(want)) return std::isnan(got);
-  if (std::isinf(want) || want == 0) return static_cast<double>(got) == want;
-  const double w = static_cast<float>(want);
-  const double ulp = std::ldexp(1.0, std::ilogb(w) - 23);
-  return std::fabs(got - w) <= ulps * std::max(ulp, std::ldexp(1.0, -149));
-}
-bool near(double got, double want, double rel = 1e-14) {
-  if (std::isnan(want)) return std::isnan(got);
-  if (std::isinf(want) || want == 0) return got == want;
-  return std::fabs(got - want) <= rel * std::fabs(want);
-}
-
-// PyTorch's allclose: |got - want| <= atol + rtol |want|.
-bool close(double got, double want, double rtol, double atol) {
-  if (std::isnan(want)) return std::isnan(got);
-  return std::fabs(got - want) <= atol + rtol * std::fabs(want);
-}
-
-bool is_neg_zero(double x) { return x == 0 && std::signbit(x); }
 
 }  // namespace
 
