@@ -1,10 +1,10 @@
 // case_generation.cpp — the plan of a run: cases from the catalog and the
-// op samples (loom/op_samples.h), filtered by op, case glob and tier.
+// op samples (loom/opinfo.h), filtered by op, case glob and tier.
 #include "case_spec.h"
 #include "op_forms.h"
 
 #include <loom/op_registry.h>
-#include <loom/op_samples.h>
+#include <loom/opinfo.h>
 
 #include <algorithm>
 
@@ -32,7 +32,7 @@ std::vector<DType> dtypes_for(uint64_t mask, Tier tier) {
   return out;
 }
 
-bool layable(const samples::Sample& s) {
+bool layable(const opinfo::Sample& s) {
   for (size_t i = 0; i < s.tensors.size(); ++i) {
     if (std::find(s.keep_layout.begin(), s.keep_layout.end(), i) != s.keep_layout.end()) continue;
     if (s.tensors[i] && s.tensors[i]->numel() > 0) return true;
@@ -93,13 +93,13 @@ CasePlan plan_cases(const CaseFilter& filter) {
     const std::string& name = op->name();
     if (!filter.ops.empty() && std::find(filter.ops.begin(), filter.ops.end(), name) == filter.ops.end())
       continue;
-    const samples::OpSamples* samples = samples::find_op_samples(name);
+    const opinfo::OpSamples* samples = opinfo::find_op_samples(name);
     if (!samples) {
       // An in-place op is run as the "inplace" variant of its functional
       // form's cases; only an op with neither is untested.
-      const std::string functional = samples::functional_form(name);
+      const std::string functional = opinfo::functional_form(name);
       const OpDef* f = functional != name ? dispatcher.find(functional) : nullptr;
-      const bool covered = f && samples::find_op_samples(functional) && inplace_partner(*f) == op;
+      const bool covered = f && opinfo::find_op_samples(functional) && inplace_partner(*f) == op;
       if (!covered) plan.ops_without_samples.push_back(name);
       continue;
     }
@@ -108,7 +108,7 @@ CasePlan plan_cases(const CaseFilter& filter) {
     const bool grad = filter.grad && is_differentiable(*op);
     for (DType dtype : dtypes_for(samples->dtypes, filter.tier)) {
       const uint64_t seed = case_seed(name, dtype);
-      const auto made = samples->make(samples::SampleContext(dtype, seed));
+      const auto made = samples->make(opinfo::SampleContext(dtype, seed));
       size_t n = made.size();
       if (filter.tier == Tier::Quick) n = std::min(n, kQuickSamplesPerOp);
       for (size_t i = 0; i < n; ++i) {

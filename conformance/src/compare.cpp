@@ -86,7 +86,7 @@ std::string check_layout(const Tensor& t) {
   return {};
 }
 
-Comparison compare(const Tensor& actual_any, const Tensor& expected, samples::Compare mode, Tolerance tol) {
+Comparison compare(const Tensor& actual_any, const Tensor& expected, opinfo::Compare mode, Tolerance tol) {
   Comparison c;
   if (actual_any.dtype() != expected.dtype()) {
     c.status = Status::FailDType;
@@ -104,11 +104,11 @@ Comparison compare(const Tensor& actual_any, const Tensor& expected, samples::Co
     c.message = "result layout: " + bad;
     return c;
   }
-  if (mode == samples::Compare::ShapeOnly || expected.numel() == 0) return c;
+  if (mode == opinfo::Compare::ShapeOnly || expected.numel() == 0) return c;
   const Tensor actual = actual_any.cpu();
   const DType dt = expected.dtype();
 
-  if (!is_floating_point(dt) && mode != samples::Compare::Statistical) {
+  if (!is_floating_point(dt) && mode != opinfo::Compare::Statistical) {
     // Exact, in int64 so that no integer loses precision. (Random integer
     // results, multinomial's indices, are compared as distributions below.)
     const auto a = actual.to(DType::Int64).to_vector<int64_t>();
@@ -128,7 +128,7 @@ Comparison compare(const Tensor& actual_any, const Tensor& expected, samples::Co
 
   const auto a = actual.to(DType::Float64).to_vector<double>();
   const auto e = expected.to(DType::Float64).to_vector<double>();
-  if (mode == samples::Compare::Statistical) {
+  if (mode == opinfo::Compare::Statistical) {
     // Random ops: devices draw other numbers; compare the distribution.
     const Stats sa = stats(a), se = stats(e);
     const double width = std::max(se.hi - se.lo, 1e-12);
@@ -146,7 +146,7 @@ Comparison compare(const Tensor& actual_any, const Tensor& expected, samples::Co
     }
     return c;
   }
-  const bool exact = mode == samples::Compare::Exact;
+  const bool exact = mode == opinfo::Compare::Exact;
   int64_t bad = 0, first_bad = -1;
   for (size_t i = 0; i < a.size(); ++i) {
     if (same_value(a[i], e[i])) continue;

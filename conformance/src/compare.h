@@ -9,7 +9,7 @@
 
 #include "status.h"
 
-#include <loom/op_samples.h>
+#include <loom/opinfo.h>
 #include <loom/tensor.h>
 
 #include <string>
@@ -36,7 +36,7 @@ struct Comparison {
 };
 
 // `actual` may live on any device; `expected` is the CPU reference.
-Comparison compare(const Tensor& actual, const Tensor& expected, samples::Compare mode,
+Comparison compare(const Tensor& actual, const Tensor& expected, opinfo::Compare mode,
                    Tolerance tol);
 
 // Strides a result may have: non-negative, and every element inside its

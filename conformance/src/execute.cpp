@@ -17,8 +17,8 @@
 namespace loom::conformance {
 namespace {
 
-using samples::RunOptions;
-using samples::Sample;
+using opinfo::RunOptions;
+using opinfo::Sample;
 using TensorList = std::vector<std::optional<Tensor>>;
 
 bool kept(const Sample& s, size_t i) {
@@ -36,15 +36,15 @@ TensorList copies_of(const TensorList& ts) {
   return out;
 }
 
-std::vector<Tensor> reference(const OpDef& op, const samples::OpSamples& os, const Sample& s) {
+std::vector<Tensor> reference(const OpDef& op, const opinfo::OpSamples& os, const Sample& s) {
   const TensorList own = copies_of(s.tensors);
   RunOptions native_options;
   native_options.tensors = &own;
-  std::vector<Tensor> native = samples::run_sample(op, s, native_options);
+  std::vector<Tensor> native = opinfo::run_sample(op, s, native_options);
   bool lower_float = false;
   for (const auto& t : s.tensors)
     lower_float |= t && is_floating_point(t->dtype()) && t->dtype() != DType::Float64;
-  if (!os.reference_in_double || !lower_float || os.compare == samples::Compare::Statistical) return native;
+  if (!os.reference_in_double || !lower_float || os.compare == opinfo::Compare::Statistical) return native;
   TensorList wide;
   for (const auto& t : copies_of(s.tensors))
     wide.push_back(t && is_floating_point(t->dtype()) ? std::optional<Tensor>(t->to(DType::Float64)) : t);
@@ -52,7 +52,7 @@ std::vector<Tensor> reference(const OpDef& op, const samples::OpSamples& os, con
   try {
     RunOptions o;
     o.tensors = &wide;
-    dbl = samples::run_sample(op, s, o);
+    dbl = opinfo::run_sample(op, s, o);
   } catch (const std::exception&) {
     return native;  // the op has no float64 path: its own dtype is the reference
   }
@@ -91,9 +91,9 @@ const std::vector<Sample>& CaseExecutor::samples_for(const CaseSpec& spec) {
   auto key = std::make_pair(spec.op, spec.dtype);
   auto it = cache_.find(key);
   if (it == cache_.end()) {
-    const samples::OpSamples* os = samples::find_op_samples(spec.op);
+    const opinfo::OpSamples* os = opinfo::find_op_samples(spec.op);
     LOOM_CHECK(os, "no samples for op '", spec.op, "'");
-    it = cache_.emplace(key, os->make(samples::SampleContext(spec.dtype, spec.seed))).first;
+    it = cache_.emplace(key, os->make(opinfo::SampleContext(spec.dtype, spec.seed))).first;
   }
   return it->second;
 }
@@ -105,7 +105,7 @@ CaseResult CaseExecutor::run(const CaseSpec& spec) {
   const Device device = config_.device;
   try {
     const OpDef& op = Dispatcher::instance().op(spec.op);
-    const samples::OpSamples& os = *samples::find_op_samples(spec.op);
+    const opinfo::OpSamples& os = *opinfo::find_op_samples(spec.op);
     const auto& all = samples_for(spec);
     LOOM_CHECK(spec.sample_index < all.size(), "sample ", spec.sample_index, " of '", spec.op, "' is gone");
     const Sample& s = all[spec.sample_index];
@@ -164,7 +164,7 @@ CaseResult CaseExecutor::run(const CaseSpec& spec) {
     std::vector<Tensor> actual;
     DispatchTrace trace;
     try {
-      actual = samples::run_sample(*run_op, s, options);
+      actual = opinfo::run_sample(*run_op, s, options);
     } catch (const std::exception& e) {
       r.status = Status::Error;
       r.message = std::string("the device run threw: ") + e.what();
@@ -210,9 +210,9 @@ CaseResult CaseExecutor::run(const CaseSpec& spec) {
     }
     if (config_.perf && spec.variant == Variant::Contiguous && r.status != Status::Error) {
       const int64_t bytes = bytes_of(inputs, actual);
-      r.device_us = time_call_us([&] { samples::run_sample(op, s, {&inputs, {}}); }, device,
+      r.device_us = time_call_us([&] { opinfo::run_sample(op, s, {&inputs, {}}); }, device,
                                  config_.perf_min_seconds);
-      r.cpu_us = time_call_us([&] { samples::run_sample(op, s); }, cpu_device(), config_.perf_min_seconds);
+      r.cpu_us = time_call_us([&] { opinfo::run_sample(op, s); }, cpu_device(), config_.perf_min_seconds);
       r.device_gbps = static_cast<double>(bytes) / (r.device_us * 1e3);
       r.cpu_gbps = static_cast<double>(bytes) / (r.cpu_us * 1e3);
     }

@@ -6,7 +6,7 @@
 #include "case_spec.h"
 
 #include <loom/device.h>
-#include <loom/op_samples.h>
+#include <loom/opinfo.h>
 
 #include <map>
 #include <utility>
@@ -27,9 +27,9 @@ class CaseExecutor {
   CaseResult run(const CaseSpec& spec);
 
  private:
-  const std::vector<samples::Sample>& samples_for(const CaseSpec& spec);
+  const std::vector<opinfo::Sample>& samples_for(const CaseSpec& spec);
   ExecConfig config_;
-  std::map<std::pair<std::string, DType>, std::vector<samples::Sample>> cache_;
+  std::map<std::pair<std::string, DType>, std::vector<opinfo::Sample>> cache_;
 };
 
 }  // namespace loom::conformance

@@ -21,7 +21,7 @@ struct Backward {
 
 // Inputs moved to `device` in `dtype` (floating ones only), as leaves that
 // require grad; the loss uses `weights` (CPU) moved alongside.
-Backward backward_on(const OpDef& op, const samples::Sample& s, Device device, std::optional<DType> dtype,
+Backward backward_on(const OpDef& op, const opinfo::Sample& s, Device device, std::optional<DType> dtype,
                      const std::vector<Tensor>& weights, bool trace_device) {
   autograd::EnableGradGuard grad_on;
   TensorList inputs;
@@ -40,9 +40,9 @@ Backward backward_on(const OpDef& op, const samples::Sample& s, Device device, s
   }
   Backward b;
   DispatchTrace trace;
-  samples::RunOptions o;
+  opinfo::RunOptions o;
   o.tensors = &inputs;
-  std::vector<Tensor> outs = samples::run_sample(op, s, o);
+  std::vector<Tensor> outs = opinfo::run_sample(op, s, o);
   Tensor loss;
   for (size_t i = 0; i < outs.size() && i < weights.size(); ++i) {
     if (!is_floating_point(outs[i].dtype()) || !outs[i].requires_grad()) continue;
@@ -61,17 +61,17 @@ Backward backward_on(const OpDef& op, const samples::Sample& s, Device device, s
 
 }  // namespace
 
-void run_gradient_case(const OpDef& op, const samples::Sample& s, Device device, Tolerance tol, CaseResult& r) {
+void run_gradient_case(const OpDef& op, const opinfo::Sample& s, Device device, Tolerance tol, CaseResult& r) {
   // Output shapes (and whether the CPU takes the sample at all) from a plain run.
   std::vector<Tensor> plain;
   try {
-    plain = samples::run_sample(op, s);
+    plain = opinfo::run_sample(op, s);
   } catch (const std::exception& e) {
     r.status = Status::Unsupported;
     r.message = std::string("the CPU reference rejects this case: ") + e.what();
     return;
   }
-  samples::SampleContext weights_ctx(DType::Float64, r.seed ^ 0x9e3779b97f4a7c15ull);
+  opinfo::SampleContext weights_ctx(DType::Float64, r.seed ^ 0x9e3779b97f4a7c15ull);
   std::vector<Tensor> weights;
   for (const Tensor& o : plain) weights.push_back(weights_ctx.tensor(std::vector<int64_t>(o.sizes().begin(), o.sizes().end()), -1, 1));
 
@@ -111,7 +111,7 @@ void run_gradient_case(const OpDef& op, const samples::Sample& s, Device device,
     for (double g : ref.grads[i].to_vector<double>())
       if (std::isfinite(g)) largest = std::max(largest, std::fabs(g));
     grad_tol.atol = std::max(tol.atol, 2 * tol.rtol * largest);
-    Comparison c = compare(dev.grads[i], ref.grads[i].to(want), samples::Compare::Close, grad_tol);
+    Comparison c = compare(dev.grads[i], ref.grads[i].to(want), opinfo::Compare::Close, grad_tol);
     r.max_abs = std::max(r.max_abs, c.max_abs), r.max_rel = std::max(r.max_rel, c.max_rel);
     if (c.status != Status::Pass && r.status == Status::Pass) {
       r.status = c.status;

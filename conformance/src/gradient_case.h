@@ -6,7 +6,7 @@
 #include "compare.h"
 
 #include <loom/op_registry.h>
-#include <loom/op_samples.h>
+#include <loom/opinfo.h>
 
 namespace loom::conformance {
 
@@ -14,7 +14,7 @@ namespace loom::conformance {
 // backpropagates sum_i (output_i * w_i).sum() for fixed random weights w_i
 // (seeded from the case), and compares each input's gradient with the CPU
 // float64 one cast to the case dtype. Fills r's status, errors and message.
-void run_gradient_case(const OpDef& op, const samples::Sample& s, Device device, Tolerance tol,
+void run_gradient_case(const OpDef& op, const opinfo::Sample& s, Device device, Tolerance tol,
                        CaseResult& r);
 
 }  // namespace loom::conformance

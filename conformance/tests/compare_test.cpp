@@ -11,7 +11,7 @@ using loom::DType;
 using loom::conformance::compare;
 using loom::conformance::Status;
 using loom::conformance::tolerance_for;
-using loom::samples::Compare;
+using loom::opinfo::Compare;
 
 namespace {
 loom::Tensor f32(std::vector<float> v) { return loom::from_vector<float>(v, {static_cast<int64_t>(v.size())}); }
