@@ -1,6 +1,6 @@
 // Pinned host memory, non-blocking copies and stream ordering (ABI 1.3),
 // proven on the sim device: its copies of pinned memory stay queued on their
-// stream until something waits for them (samples/custom_backend/sim_queue.hpp),
+// stream until something waits for them (testing/sim_device/sim_queue.hpp),
 // so these tests see whether loom waits where it must and not where the user
 // asked it not to.
 #include <catch2/catch.hpp>

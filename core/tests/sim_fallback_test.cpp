@@ -1,4 +1,4 @@
-// The reference backend "sim" (samples/custom_backend): native add/mul, and
+// The reference backend "sim" (testing/sim_device): native add/mul, and
 // everything else through the CPU fallback, counted and governed by policy.
 #include <catch2/catch.hpp>
 #include <loom/loom.h>

@@ -1,5 +1,5 @@
 // Streams, the per-thread current stream, and events, proven on the sim
-// device (samples/custom_backend), whose kernels and copies check the stream
+// device (testing/sim_device), whose kernels and copies check the stream
 // they receive. With sim_strict_streams=1 every sim kernel and copy fails
 // unless loom hands it the stream it last made current on that thread.
 #include "sim_stream_util.hpp"

@@ -1,5 +1,5 @@
 """Streams, events, device properties, memory statistics and options from
-Python, on the sim device (samples/custom_backend), and loom.cuda /
+Python, on the sim device (testing/sim_device), and loom.cuda /
 loom.backends.cuda on a machine without a CUDA plugin or GPU."""
 import threading
 

@@ -30,7 +30,7 @@ struct Recipe {
 };
 
 // The best device type available: the highest-priority plugin's non-cpu type
-// that has devices, else "cpu". "sim" (samples/custom_backend) is never
+// that has devices, else "cpu". "sim" (testing/sim_device) is never
 // chosen on its own: it is a reference backend that runs most ops through
 // the CPU fallback, so it is correct but never faster; --device sim asks for it.
 std::string best_device_type();

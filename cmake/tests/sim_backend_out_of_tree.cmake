@@ -1,6 +1,7 @@
-# sdk.custom_backend_out_of_tree: a third party needs nothing but the SDK.
+# sdk.sim_backend_out_of_tree: a third party needs nothing but the SDK (shown
+# with the sim test device, the fullest backend in the tree).
 #  1. install loom (runtime, sdk, cpu components) into a scratch prefix;
-#  2. configure samples/custom_backend against that prefix alone, build it,
+#  2. configure testing/sim_device against that prefix alone, build it,
 #     install the plugin into a SEPARATE prefix of its own;
 #  3. the installed loom-info lists sim once LOOM_PLUGIN_PATH points at the
 #     plugin's prefix, and not before;
@@ -8,7 +9,7 @@
 #     through the CPU fallback;
 #  5. loom-conformance --device sim --quick, when the prefix has it: it must
 #     load the plugin, and sim's own kernels must pass.
-#   -DLOOM_BUILD_DIR=<loom build tree> -DSAMPLE_DIR=<samples/custom_backend>
+#   -DLOOM_BUILD_DIR=<loom build tree> -DSAMPLE_DIR=<testing/sim_device>
 #   -DWORK_DIR=<scratch> -DGENERATOR=<cmake generator> [-DCCACHE=<ccache>]
 include(${CMAKE_CURRENT_LIST_DIR}/run_step.cmake)
 

@@ -1,4 +1,4 @@
-// sim_plugin.cpp — the entry point of the reference out-of-tree backend.
+// sim_plugin.cpp — the entry point of the sim test device.
 //
 // A whole device backend for loom in four small files: the device type
 // (memory and copies), its runtime (streams, events, options), kernels, and
