@@ -98,7 +98,6 @@ void register_binary_kernels(plugin::Registrar& r) {
   // div_ takes integers for its trunc/floor modes; true division of an
   // integer self is rejected by the core (and by the kernel: UNSUPPORTED).
   r.kernel("div_", "cpu", kernel<div>, kNoBoolMask);
-  register_compare_kernels(r);
 }
 
 }  // namespace loom::cpu

@@ -10,6 +10,7 @@
 #include "binary_kernels.hpp"
 #include "binary_loops.hpp"
 #include "common.hpp"
+#include "kernels.hpp"
 
 #include <loom/plugin/op_rules.hpp>
 #include <loom/plugin/scalar_ops.hpp>

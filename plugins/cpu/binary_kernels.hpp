@@ -16,8 +16,4 @@ DivMode div_mode(const LoomKernelCall& c);
 // div with DivMode::Trunc or Floor (binary.cpp); integers and floats.
 void div_rounded(const LoomKernelCall& c, DivMode mode);
 
-// binary_compare.cpp: eq ... ge, logical_*, bitwise_*, where and the
-// in-place logical and bitwise forms.
-void register_compare_kernels(plugin::Registrar& r);
-
 }  // namespace loom::cpu

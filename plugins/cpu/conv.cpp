@@ -145,10 +145,6 @@ void register_conv_kernels(plugin::Registrar& r) {
   r.kernel("_conv2d_backward_input", "cpu", kernel<conv_backward<ConvPass::BackwardData>>, kOneDnnMask);
   r.kernel("_conv2d_backward_weight", "cpu", kernel<conv_backward<ConvPass::BackwardWeights>>, kOneDnnMask);
 #endif
-  r.kernel("max_pool2d", "cpu", kernel<max_pool2d>, kFloatingMask);
-  r.kernel("max_pool2d_with_indices", "cpu", kernel<max_pool2d>, kFloatingMask);
-  r.kernel("avg_pool2d", "cpu", kernel<avg_pool2d>, kNoBoolMask);
-  r.kernel("adaptive_avg_pool2d", "cpu", kernel<adaptive_avg_pool2d>, kFloatingMask);
 }
 
 }  // namespace loom::cpu

@@ -126,4 +126,10 @@ void copy_(const LoomKernelCall& c) {
   });
 }
 
+void register_fill_copy_kernels(plugin::Registrar& r) {
+  using plugin::kernel;
+  r.kernel("fill_", "cpu", kernel<fill_>, kAllMask);
+  r.kernel("copy_", "cpu", kernel<copy_>, kAllMask);
+}
+
 }  // namespace loom::cpu

@@ -81,4 +81,27 @@ void neg(const LoomKernelCall& c) { unary_kernel<Neg, plugin::op_class("neg")>(c
 void relu(const LoomKernelCall& c) { unary_kernel<Relu, plugin::op_class("relu")>(c, "relu"); }
 void exp(const LoomKernelCall& c) { unary_kernel<Exp, plugin::op_class("exp")>(c, "exp"); }
 
+// The elementwise family, as the CUDA plugin groups it: the ops above, the
+// unary ones (unary.cpp, unary_float.cpp), the binary and ternary ones
+// (binary.cpp) and the comparisons (binary_compare.cpp). Masks come from
+// the catalog's rules (loom/plugin/op_rules.hpp); in-place forms are the
+// same kernels, with outputs[0] aliasing inputs[0].
+void register_elementwise_kernels(plugin::Registrar& r) {
+  using plugin::kernel;
+  LOOM_PLUGIN_REGISTER_TABLE_OP(r, "add", "cpu", kernel<add>);
+  LOOM_PLUGIN_REGISTER_TABLE_OP(r, "mul", "cpu", kernel<mul>);
+  LOOM_PLUGIN_REGISTER_TABLE_OP(r, "sub", "cpu", kernel<sub>);
+  // Integers too: div with rounding_mode "trunc"/"floor" stays integral.
+  r.kernel("div", "cpu", kernel<div>, kNoBoolMask);
+  // The core plans outer as a broadcast multiply.
+  r.kernel("outer", "cpu", kernel<mul>, kAllMask);
+  LOOM_PLUGIN_REGISTER_TABLE_OP(r, "neg", "cpu", kernel<neg>);
+  LOOM_PLUGIN_REGISTER_TABLE_OP(r, "relu", "cpu", kernel<relu>);
+  LOOM_PLUGIN_REGISTER_TABLE_OP(r, "exp", "cpu", kernel<exp>);
+  register_unary_kernels(r);
+  register_unary_float_kernels(r);
+  register_binary_kernels(r);
+  register_compare_kernels(r);
+}
+
 }  // namespace loom::cpu

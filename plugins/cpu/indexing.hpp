@@ -26,7 +26,4 @@ struct BadIndex {
   void report(const char* op, int32_t dim, int64_t size) const;
 };
 
-// indexing_masked.cpp: masked_fill_.Scalar, nonzero, masked_select.
-void register_masked_kernels(plugin::Registrar& r);
-
 }  // namespace loom::cpu

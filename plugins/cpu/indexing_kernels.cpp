@@ -266,7 +266,6 @@ void register_indexing_kernels(plugin::Registrar& r) {
   r.kernel("scatter_.src", "cpu", kernel<scatter_kernel<Combine::Assign, kScatter>>, kAllMask);
   r.kernel("scatter_add_", "cpu", kernel<scatter_kernel<Combine::Add, kScatterAdd>>, kAllMask);
   r.kernel("index_add_", "cpu", kernel<scatter_kernel<Combine::Add, kIndexAdd>>, kAllMask);
-  register_masked_kernels(r);
 }
 
 }  // namespace loom::cpu

@@ -5,6 +5,7 @@
 // prefix sum) and fills each chunk's slice of the output in parallel; the
 // output keeps row-major order whatever the thread count.
 #include "common.hpp"
+#include "kernels.hpp"
 #include "indexing.hpp"
 
 #include <loom/plugin/strided.hpp>

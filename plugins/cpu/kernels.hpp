@@ -1,7 +1,9 @@
-// The CPU plugin's pieces as register.cpp sees them: the device type and one
-// function per kernel, `void(const LoomKernelCall&)`, which throws
-// plugin::Failure on a bad call (plugin::kernel<> turns that into an error).
-// What each kernel receives is docs/kernel_conventions.md.
+// The CPU plugin's pieces as register.cpp sees them: the device type, one
+// registration function per kernel family (the CUDA plugin's family names,
+// each defined in the file named beside it), and the kernels other files
+// share, `void(const LoomKernelCall&)`, which throw plugin::Failure on a bad
+// call (plugin::kernel<> turns that into an error). What each kernel
+// receives is docs/kernel_conventions.md.
 #pragma once
 
 #include <loom/plugin.hpp>
@@ -11,6 +13,34 @@ namespace loom::cpu {
 // device.cpp: the "cpu" device type (host memory, one device, no streams).
 const LoomDeviceTypeDesc& device_type_desc();
 
+// ---- families, in register.cpp's order ----------------------------------------------
+void register_fill_copy_kernels(plugin::Registrar& r);     // copy_cast.cpp: fill_, copy_
+void register_random_kernels(plugin::Registrar& r);        // random.cpp: uniform_, normal_, dropout
+void register_matmul_kernels(plugin::Registrar& r);        // matmul.cpp: matmul, mm, bmm, dot
+void register_softmax_kernels(plugin::Registrar& r);       // nn_softmax.cpp: softmax, log_softmax
+void register_layer_norm_kernels(plugin::Registrar& r);    // nn_norm.cpp: layer_norm
+void register_cross_entropy_kernels(plugin::Registrar& r);  // nn_cross_entropy.cpp: cross_entropy and its backward
+// elementwise.cpp: add, sub, mul, div, outer, neg, relu, exp, and the four below
+// ("Elementwise unary ops", "Elementwise binary and ternary ops").
+void register_elementwise_kernels(plugin::Registrar& r);
+void register_unary_kernels(plugin::Registrar& r);         // unary.cpp: abs ... isfinite, clamp, nan_to_num
+void register_unary_float_kernels(plugin::Registrar& r);   // unary_float.cpp: exp2 ... erf, gelu, silu ...
+void register_binary_kernels(plugin::Registrar& r);        // binary.cpp: the binary table rows, lerp, div_
+void register_compare_kernels(plugin::Registrar& r);       // binary_compare.cpp: comparisons, logical and bit ops, where
+void register_reduce_kernels(plugin::Registrar& r);        // reduce.cpp: sum and the other reductions and scans
+// index_shape.cpp: the five below ("Indexing", "Shape").
+void register_index_shape_kernels(plugin::Registrar& r);
+void register_indexing_kernels(plugin::Registrar& r);      // indexing_kernels.cpp: gather, index_select, scatters
+void register_masked_kernels(plugin::Registrar& r);        // indexing_masked.cpp: masked_fill_, nonzero, masked_select
+void register_shape_kernels(plugin::Registrar& r);         // shape_kernels.cpp: cat, flip, roll, tril/triu
+void register_sort_kernels(plugin::Registrar& r);          // sort.cpp: sort, topk
+void register_pad_embedding_kernels(plugin::Registrar& r);  // pad_kernels.cpp: pad, embedding
+void register_pool_kernels(plugin::Registrar& r);          // pool.cpp: the 2-D pools
+void register_conv_kernels(plugin::Registrar& r);          // conv.cpp: conv1d, conv2d, conv_transpose2d, backward
+void register_rnn_kernels(plugin::Registrar& r);           // rnn.cpp: _rnn, _rnn_backward
+void register_optim_kernels(plugin::Registrar& r);         // optim_kernels.cpp: fused optimizer updates
+
+// ---- kernels shared between files ---------------------------------------------------
 // copy_cast.cpp
 void fill_(const LoomKernelCall& c);
 void copy_(const LoomKernelCall& c);
@@ -24,39 +54,11 @@ void neg(const LoomKernelCall& c);
 void relu(const LoomKernelCall& c);
 void exp(const LoomKernelCall& c);
 
-// unary.cpp: abs ... isfinite, clamp, nan_to_num and their in-place forms
-// (docs/kernel_conventions.md, "Elementwise unary ops").
-void register_unary_kernels(plugin::Registrar& r);
-
-// binary.cpp: div modes, remainder, pow, maximum/minimum, atan2,
-// comparisons, logical and bitwise ops, where, lerp and in-place forms
-// ("Elementwise binary and ternary ops").
-void register_binary_kernels(plugin::Registrar& r);
-
 // reduce.cpp
 void sum(const LoomKernelCall& c);
-void register_reduce_kernels(plugin::Registrar& r);  // the other reductions and scans (reduce*.cpp)
-
-// indexing_kernels.cpp and indexing_masked.cpp: gather, index_select, scatter_,
-// scatter_add_, index_add_, masked_fill_, nonzero, masked_select ("Indexing").
-void register_indexing_kernels(plugin::Registrar& r);
-// shape_kernels.cpp: cat, flip, roll, tril/triu (+ in place); it also
-// registers sort.cpp's sort and topk ("Shape").
-void register_shape_kernels(plugin::Registrar& r);
-void register_sort_kernels(plugin::Registrar& r);
-// nn_softmax.cpp: softmax, log_softmax, and layer_norm of nn_norm.cpp
-// ("Nn"; the kernels are declared in nn.hpp).
-void register_nn_kernels(plugin::Registrar& r);
 
 // matmul.cpp (dispatch, own loop) and matmul_onednn.cpp (oneDNN path)
 void matmul(const LoomKernelCall& c);
-
-// pad_kernels.cpp, embedding_kernels.cpp, dropout_kernels.cpp (nn_misc_kernels.hpp)
-void register_nn_misc_kernels(plugin::Registrar& r);
-// conv.cpp (conv_loop.cpp, conv_onednn.cpp, pool.cpp): conv1d, conv2d,
-// conv_transpose2d and the 2-D pools ("Convolution and pooling").
-void register_conv_kernels(plugin::Registrar& r);
-void register_optim_kernels(plugin::Registrar& r);  // fused optimizer updates (optim_kernels.cpp)
 
 // random.cpp
 void uniform_(const LoomKernelCall& c);

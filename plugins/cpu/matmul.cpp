@@ -109,4 +109,12 @@ void matmul(const LoomKernelCall& c) {
   matmul_loop(p);
 }
 
+void register_matmul_kernels(plugin::Registrar& r) {
+  using plugin::kernel;
+  constexpr uint64_t kMatmulMask = kNoBoolMask;
+  r.kernel("matmul", "cpu", kernel<matmul>, kMatmulMask);
+  // The core plans mm, bmm and dot exactly as matmul: the same kernel serves them.
+  for (const char* op : {"mm", "bmm", "dot"}) r.kernel(op, "cpu", kernel<matmul>, kMatmulMask);
+}
+
 }  // namespace loom::cpu

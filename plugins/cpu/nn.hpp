@@ -1,5 +1,5 @@
-// The nn kernels as register_nn_kernels (nn_softmax.cpp) sees them, one
-// declaration per kernel, grouped by the file that defines it. Each is
+// The nn kernels (softmax, layer_norm, cross_entropy, rnn), one declaration
+// per kernel, grouped by the file that defines and registers it. Each is
 // `void(const LoomKernelCall&)` and throws plugin::Failure on a bad call.
 // What each receives is docs/kernel_conventions.md, "Nn".
 #pragma once

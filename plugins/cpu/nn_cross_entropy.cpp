@@ -25,6 +25,7 @@
 // the loops vectorise without a gather. 'sum' and 'mean' add the per-sample
 // losses serially in double: the result does not depend on the threads.
 #include "common.hpp"
+#include "kernels.hpp"
 #include "loops.hpp"
 #include "nn.hpp"
 #include "nn_math.hpp"
@@ -403,6 +404,16 @@ void cross_entropy_backward(const LoomKernelCall& c) {
   expect_like(*p.input, out, "_cross_entropy_backward");
   if (p.input->dtype == LOOM_DTYPE_FLOAT32) backward_typed<float>(p, grad, out);
   else backward_typed<double>(p, grad, out);
+}
+
+void register_cross_entropy_kernels(plugin::Registrar& r) {
+  using plugin::kernel;
+  // Fused for class-index targets, contiguous for the same reason as
+  // layer_norm; the 16-bit floats and probability targets run the core's
+  // composites.
+  constexpr uint64_t kF32F64 = LOOM_DTYPE_BIT(LOOM_DTYPE_FLOAT32) | LOOM_DTYPE_BIT(LOOM_DTYPE_FLOAT64);
+  r.kernel("cross_entropy", "cpu", kernel<cross_entropy>, kF32F64, LOOM_KERNEL_CONTIGUOUS_ONLY);
+  r.kernel("_cross_entropy_backward", "cpu", kernel<cross_entropy_backward>, kF32F64, LOOM_KERNEL_CONTIGUOUS_ONLY);
 }
 
 }  // namespace loom::cpu

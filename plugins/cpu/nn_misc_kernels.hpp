@@ -1,5 +1,6 @@
-// The nn_misc family's CPU kernels (pad, embedding, dropout), registered together by
-// register_nn_misc_kernels (pad_kernels.cpp).
+// The pad, embedding and dropout kernels: pad and embedding are registered
+// by register_pad_embedding_kernels (pad_kernels.cpp), dropout by
+// register_random_kernels (random.cpp).
 #pragma once
 
 #include <loom/plugin_api.h>

@@ -8,6 +8,7 @@
 // accumulate in float (16-bit rows go through a float buffer), float64 in
 // double. Rows are independent and split across threads.
 #include "common.hpp"
+#include "kernels.hpp"
 #include "nn.hpp"
 #include "nn_math.hpp"
 #include "nn_parallel.hpp"
@@ -139,6 +140,12 @@ void layer_norm(const LoomKernelCall& c) {
   dispatch<DTypes::Floating>(in.dtype, "layer_norm", [&](auto tag) {
     layer_norm_typed<decltype(tag)>(c, total / n, n, eps);
   });
+}
+
+void register_layer_norm_kernels(plugin::Registrar& r) {
+  // Contiguous rows make the statistics one vector sweep; the core copies
+  // the rare strided input.
+  r.kernel("layer_norm", "cpu", plugin::kernel<layer_norm>, kFloatingMask, LOOM_KERNEL_CONTIGUOUS_ONLY);
 }
 
 }  // namespace loom::cpu

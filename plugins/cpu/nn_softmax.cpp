@@ -233,22 +233,10 @@ void softmax_kernel(const LoomKernelCall& c, const char* name) {
 void softmax(const LoomKernelCall& c) { softmax_kernel<false>(c, "softmax"); }
 void log_softmax(const LoomKernelCall& c) { softmax_kernel<true>(c, "log_softmax"); }
 
-void register_nn_kernels(plugin::Registrar& r) {
+void register_softmax_kernels(plugin::Registrar& r) {
   using plugin::kernel;
   r.kernel("softmax", "cpu", kernel<softmax>, kFloatingMask);
   r.kernel("log_softmax", "cpu", kernel<log_softmax>, kFloatingMask);
-  // Contiguous rows make the statistics one vector sweep; the core copies
-  // the rare strided input.
-  r.kernel("layer_norm", "cpu", kernel<layer_norm>, kFloatingMask, LOOM_KERNEL_CONTIGUOUS_ONLY);
-  // Fused for class-index targets, contiguous for the same reason; the
-  // 16-bit floats and probability targets run the core's composites.
-  constexpr uint64_t kF32F64 = LOOM_DTYPE_BIT(LOOM_DTYPE_FLOAT32) | LOOM_DTYPE_BIT(LOOM_DTYPE_FLOAT64);
-  r.kernel("cross_entropy", "cpu", kernel<cross_entropy>, kF32F64, LOOM_KERNEL_CONTIGUOUS_ONLY);
-  r.kernel("_cross_entropy_backward", "cpu", kernel<cross_entropy_backward>, kF32F64, LOOM_KERNEL_CONTIGUOUS_ONLY);
-  // Fused recurrent layers: GEMMs over all rows plus one per step.
-  constexpr uint64_t kF32 = LOOM_DTYPE_BIT(LOOM_DTYPE_FLOAT32);
-  r.kernel("_rnn", "cpu", kernel<rnn>, kF32, LOOM_KERNEL_CONTIGUOUS_ONLY);
-  r.kernel("_rnn_backward", "cpu", kernel<rnn_backward>, kF32, LOOM_KERNEL_CONTIGUOUS_ONLY);
 }
 
 }  // namespace loom::cpu

@@ -168,11 +168,10 @@ void pad(const LoomKernelCall& c) {
   });
 }
 
-void register_nn_misc_kernels(plugin::Registrar& r) {
+void register_pad_embedding_kernels(plugin::Registrar& r) {
   using plugin::kernel;
   r.kernel("pad", "cpu", kernel<pad>, kAllMask);
   r.kernel("embedding", "cpu", kernel<embedding>, kAllMask);
-  r.kernel("dropout", "cpu", kernel<dropout>, kFloatingMask);
 }
 
 }  // namespace loom::cpu

@@ -5,6 +5,7 @@
 // padding. 16-bit floats compute in float32, averages accumulate in double
 // (int64 for integers, which divide truncating, as PyTorch).
 #include "common.hpp"
+#include "kernels.hpp"
 #include "loops.hpp"
 #include "pool.hpp"
 
@@ -462,6 +463,14 @@ void adaptive_avg_pool2d(const LoomKernelCall& c) {
   if (p.N * p.C * p.OH * p.OW == 0) return;
   dispatch<DTypes::Floating>(c.inputs[0].dtype, "adaptive_avg_pool2d",
                              [&](auto t) { adaptive_avg<decltype(t)>(c, p); });
+}
+
+void register_pool_kernels(plugin::Registrar& r) {
+  using plugin::kernel;
+  r.kernel("max_pool2d", "cpu", kernel<max_pool2d>, kFloatingMask);
+  r.kernel("max_pool2d_with_indices", "cpu", kernel<max_pool2d>, kFloatingMask);
+  r.kernel("avg_pool2d", "cpu", kernel<avg_pool2d>, kNoBoolMask);
+  r.kernel("adaptive_avg_pool2d", "cpu", kernel<adaptive_avg_pool2d>, kFloatingMask);
 }
 
 }  // namespace loom::cpu

@@ -6,6 +6,7 @@
 // run is the logical index of its first element.
 #include "common.hpp"
 #include "kernels.hpp"
+#include "nn_misc_kernels.hpp"
 
 #include <loom/plugin/philox.hpp>
 #include <loom/plugin/strided.hpp>
@@ -77,5 +78,13 @@ void random_kernel(const LoomKernelCall& c, const char* op) {
 
 void uniform_(const LoomKernelCall& c) { random_kernel<false>(c, "uniform_"); }
 void normal_(const LoomKernelCall& c) { random_kernel<true>(c, "normal_"); }
+
+// dropout (dropout_kernels.cpp) draws its mask from the same Philox stream.
+void register_random_kernels(plugin::Registrar& r) {
+  using plugin::kernel;
+  r.kernel("uniform_", "cpu", kernel<uniform_>, kFloatingMask);
+  r.kernel("normal_", "cpu", kernel<normal_>, kFloatingMask);
+  r.kernel("dropout", "cpu", kernel<dropout>, kFloatingMask);
+}
 
 }  // namespace loom::cpu

@@ -157,6 +157,7 @@ void any(const LoomKernelCall& c) { logical<false>(c, "any"); }
 // take every dtype; the statistics take floating dtypes only.
 void register_reduce_kernels(plugin::Registrar& r) {
   using plugin::kernel;
+  r.kernel("sum", "cpu", kernel<sum>, kAllMask);
   r.kernel("mean", "cpu", kernel<mean>, kFloatingMask);
   r.kernel("prod", "cpu", kernel<prod>, kAllMask);
   r.kernel("amax", "cpu", kernel<amax>, kAllMask);

@@ -16,6 +16,7 @@
 // weight gradients are then one GEMM each over all rows: dG^T x and
 // dG_h^T h_prev; the input gradient dG W_ih feeds the layer below.
 #include "common.hpp"
+#include "kernels.hpp"
 #include "loops.hpp"  // LOOM_CPU_CLONES
 #include "matmul.hpp"
 #include "nn.hpp"
@@ -427,6 +428,14 @@ void rnn_backward(const LoomKernelCall& c) {
       else std::memcpy(gi, dx.data(), sizeof(float) * dx.size());
     }
   }
+}
+
+void register_rnn_kernels(plugin::Registrar& r) {
+  using plugin::kernel;
+  // Fused recurrent layers: GEMMs over all rows plus one per step.
+  constexpr uint64_t kF32 = LOOM_DTYPE_BIT(LOOM_DTYPE_FLOAT32);
+  r.kernel("_rnn", "cpu", kernel<rnn>, kF32, LOOM_KERNEL_CONTIGUOUS_ONLY);
+  r.kernel("_rnn_backward", "cpu", kernel<rnn_backward>, kF32, LOOM_KERNEL_CONTIGUOUS_ONLY);
 }
 
 }  // namespace loom::cpu

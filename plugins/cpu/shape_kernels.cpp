@@ -272,7 +272,6 @@ void register_shape_kernels(plugin::Registrar& r) {
   r.kernel("triu", "cpu", kernel<triangle<false, false>>, kAllMask);
   r.kernel("tril_", "cpu", kernel<triangle<true, true>>, kAllMask);
   r.kernel("triu_", "cpu", kernel<triangle<false, true>>, kAllMask);
-  register_sort_kernels(r);
 }
 
 }  // namespace loom::cpu

@@ -203,7 +203,6 @@ void register_unary_kernels(plugin::Registrar& r) {
   register_unary<IsClass<FpClass::Nan>>(r);
   register_unary<IsClass<FpClass::Inf>>(r);
   register_unary<IsClass<FpClass::Finite>>(r);
-  register_unary_float_kernels(r);
 }
 
 }  // namespace loom::cpu

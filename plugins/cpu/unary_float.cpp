@@ -6,6 +6,7 @@
 // functions vectorise and round correctly but for rare near-ties; float64
 // goes through <cmath>. The loops are unary_loops.hpp's.
 #include "common.hpp"
+#include "kernels.hpp"
 #include "unary_loops.hpp"
 #include "unary_math.hpp"
 

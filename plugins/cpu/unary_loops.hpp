@@ -180,7 +180,4 @@ void register_unary(plugin::Registrar& r, const char* file = __builtin_FILE(), i
   }
 }
 
-// unary_float.cpp: the float-rule ops and activations.
-void register_unary_float_kernels(plugin::Registrar& r);
-
 }  // namespace loom::cpu

@@ -6,7 +6,7 @@ set(LOOM_GPU_SOURCES
   ${_loom_gpu}/register.cpp ${_loom_gpu}/device.cpp ${_loom_gpu}/runtime.cpp
   ${_loom_gpu}/cuda_allocator_backend.cpp ${_loom_gpu}/pinned_host_backend.cpp)
 foreach(_kernel fill_copy.cu random.cu matmul.cu softmax.cu layer_norm.cu cross_entropy.cu
-                unary.cu unary_float.cu binary.cu compare.cu
+                elementwise.cpp unary.cu unary_float.cu binary.cu compare.cu optim.cu
                 reduce_plan.cpp reduce.cu reduce_minmax.cu reduce_stats.cu scan.cu
                 index_shape.cpp indexing.cu indexing_masked.cu shape.cu sort.cu pad_embedding.cu
                 pool.cu attention.cu)

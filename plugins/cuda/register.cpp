@@ -2,7 +2,9 @@
 // these sources: LOOM_GPU_NAME) and its kernels. Registration
 // touches no device, so the plugin loads (with zero devices and the reason
 // in loom-info) on machines without a GPU or driver; ops it has no kernel
-// for run on the CPU through the core's fallback, counted per op.
+// for run on the CPU through the core's fallback, counted per op. The
+// families and their names are the CPU plugin's (plugins/cpu/register.cpp),
+// plus attention and batch_norm, which the CPU runs as composites.
 #include "device.hpp"
 #include "vendor/gpu_target.hpp"
 
@@ -27,6 +29,7 @@ void init(plugin::Registrar& r) {
   register_batch_norm_kernels(r);  // otherwise batch_norm runs as its composite
   register_rnn_kernels(r);         // otherwise _rnn and _rnn_backward run as their composites
 #endif
+  register_optim_kernels(r);
 }
 
 }  // namespace

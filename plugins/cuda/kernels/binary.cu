@@ -1,6 +1,6 @@
 // Arithmetic binary and ternary CUDA kernels: add, sub, mul (and outer,
 // planned by the core as a broadcast multiply), div with its rounding
-// modes, remainder, pow, maximum, minimum, atan2, lerp, _adam_update_, _adam_step_, with the in-place
+// modes, remainder, pow, maximum, minimum, atan2, lerp, with the in-place
 // forms and dtype masks the CPU plugin registers (docs/kernel_conventions.md,
 // "Elementwise binary and ternary ops"). Functors: binary_ops.cuh.
 //
@@ -140,60 +140,6 @@ void lerp(const LoomKernelCall& c) {
   });
 }
 
-// inputs: self, exp_avg, exp_avg_sq (cast and broadcast to self by the
-// core); values: step_size, eps; output: self. One pass per parameter
-// instead of the composite's four ops and two temporaries.
-void adam_update(const LoomKernelCall& c) {
-  constexpr const char* name = "_adam_update_";
-  expect_arity(c, name, 3, 1);
-  const LoomTensorDesc& out = c.outputs[0];
-  for (int32_t i = 0; i < 3; ++i) expect_like(c.inputs[i], out, name);
-  if (c.num_values < 2) fail_args(name, "expected step_size and eps");
-  const double step_size = c.values[0].u.f, eps = c.values[1].u.f;
-  visit<DTypes::Floating>(out.dtype, name, [&](auto tag) {
-    using T = decltype(tag);
-    elementwise<T, T, T, T>(out, {&c.inputs[0], &c.inputs[1], &c.inputs[2]}, AdamUpdate<T>{step_size, eps},
-                            enter(c), name);
-  });
-}
-
-template <class T>
-__global__ void adam_step_kernel(T* p, const T* g, T* m, T* v, int64_t n, AdamStep<T> f) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
-    T pi = p[i], mi = m[i], vi = v[i];
-    f(pi, g[i], mi, vi);
-    p[i] = pi;
-    m[i] = mi;
-    v[i] = vi;
-  }
-}
-
-// inputs: self, grad, exp_avg, exp_avg_sq (each of self's dtype and shape);
-// values: decay, beta1, beta2, step_size, eps; output: self; exp_avg and
-// exp_avg_sq written in place. One launch for the whole step of a parameter
-// (the composite is five). Dense tensors only, else declined to the composite.
-void adam_step(const LoomKernelCall& c) {
-  constexpr const char* name = "_adam_step_";
-  expect_arity(c, name, 4, 1);
-  if (c.num_values < 5) fail_args(name, "expected decay, beta1, beta2, step_size and eps");
-  const LoomTensorDesc& out = c.outputs[0];
-  for (int32_t i = 0; i < 4; ++i) expect_like(c.inputs[i], out, name);
-  for (const LoomTensorDesc* t : {&out, &c.inputs[1], &c.inputs[2], &c.inputs[3]})
-    if (!plugin::is_contiguous(*t))
-      throw plugin::Failure(LOOM_STATUS_UNSUPPORTED, LOOM_GPU_NAME " _adam_step_: dense tensors only");
-  const int64_t n = plugin::numel(out);
-  const cudaStream_t s = enter(c);
-  if (n == 0) return;
-  visit<DTypes::Floating>(out.dtype, name, [&](auto tag) {
-    using T = decltype(tag);
-    const AdamStep<T> f{c.values[0].u.f, c.values[1].u.f, c.values[2].u.f, c.values[3].u.f, c.values[4].u.f};
-    adam_step_kernel<<<grid_for(n), kBlock, 0, s>>>(plugin::data_ptr<T>(out), plugin::data_ptr<const T>(c.inputs[1]),
-                                                     plugin::data_ptr<T>(c.inputs[2]), plugin::data_ptr<T>(c.inputs[3]),
-                                                     n, f);
-  });
-  check(cudaGetLastError(), out.device.index, "_adam_step_ kernel launch");
-}
-
 }  // namespace
 
 // In-place forms are the same kernels: outputs[0] aliases inputs[0] and the
@@ -210,8 +156,6 @@ void register_binary_kernels(plugin::Registrar& r) {
   r.kernel("div_", LOOM_GPU_NAME, kernel<div>, kNoBoolMask);
   plugin::register_binary_rows<ArithFamily>(r, LOOM_GPU_NAME);
   LOOM_PLUGIN_REGISTER_TABLE_OP(r, "lerp", LOOM_GPU_NAME, kernel<lerp>);
-  r.kernel("_adam_update_", LOOM_GPU_NAME, kernel<adam_update>, kFloatingMask);
-  r.kernel("_adam_step_", LOOM_GPU_NAME, kernel<adam_step>, kFloatingMask);
 }
 
 }  // namespace loom::LOOM_GPU_NAMESPACE::ew

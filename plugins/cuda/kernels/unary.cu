@@ -144,14 +144,3 @@ void register_unary_kernels(plugin::Registrar& r) {
 }
 
 }  // namespace loom::LOOM_GPU_NAMESPACE::ew
-
-namespace loom::LOOM_GPU_NAMESPACE {
-
-void register_elementwise_kernels(plugin::Registrar& r) {
-  ew::register_unary_kernels(r);
-  ew::register_unary_float_kernels(r);
-  ew::register_binary_kernels(r);
-  ew::register_compare_kernels(r);
-}
-
-}  // namespace loom::LOOM_GPU_NAMESPACE
