@@ -22,6 +22,7 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 namespace loom {
@@ -251,6 +252,14 @@ class Tensor {
   // From `generator`, else the default generator of this tensor's device.
   Tensor& uniform_(double from = 0, double to = 1, const std::optional<Generator>& generator = std::nullopt);
   Tensor& normal_(double mean = 0, double std = 1, const std::optional<Generator>& generator = std::nullopt);
+
+  // --- every other op whose first argument is self ---------------------------
+  // Generated from the op catalog (core/tools/gen_tensor_methods.cpp), as
+  // Python's Tensor methods are: x.lerp(end, 0.5), x.cumsum(1), x.tril_().
+  // A name declared by hand anywhere in this class keeps only its
+  // hand-written overloads, plus, for the elementwise binary ops, a number
+  // form none of them could take (x.fmod(2) beside fmod(const Tensor&)).
+#include <loom/detail/tensor_methods_generated.inc>
 
   // --- autograd (loom/autograd.h) -------------------------------------------
   bool requires_grad() const { return checked()->requires_grad(); }
