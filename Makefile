@@ -28,7 +28,7 @@ TEST_DEPS := python3-torch
 # clang 14 and its runtime (libFuzzer, the sanitizers): make fuzz only.
 FUZZ_DEPS := clang libclang-rt-14-dev
 
-.PHONY: deps deps-bench deps-test deps-fuzz fuzz configure build demo test bench install clean test-asan test-tsan
+.PHONY: deps deps-bench deps-test deps-fuzz fuzz configure build demo test bench bench-models install clean test-asan test-tsan
 
 # Installs only what is missing (dpkg knows), so a warm machine skips apt.
 deps:
@@ -110,6 +110,12 @@ bench: deps deps-bench
 	cmake --build $(BUILD) -j $(JOBS) --target loom_bench
 	$(BUILD)/bin/loom_bench --benchmark_min_time=0.5 --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
 	PYTHONPATH=$(BUILD)/python /usr/bin/python3 bench/python_bench.py
+
+# Whole models (bench/models/: GPT, ResNet-18, the digits MLP) under loom and
+# PyTorch side by side: first loss, training step, inference, peak memory, at
+# 1 and 2 threads. MODELS_ARGS adds options (--models gpt --profile ...).
+bench-models: build deps-bench
+	PYTHONPATH=$(BUILD)/python /usr/bin/python3 bench/models/run_models.py $(MODELS_ARGS)
 
 # libFuzzer targets of the three parsers of untrusted input (plugin
 # manifests, op schemas, safetensors files), built with clang in their own

@@ -57,7 +57,7 @@ from . import optim, utils  # noqa: E402
 from . import amp  # noqa: E402
 from .amp import autocast  # noqa: E402,F401
 from .amp.autocast_mode import is_autocast_enabled, get_autocast_dtype, set_autocast_enabled  # noqa: E402,F401
-from . import backends, cuda, accelerator  # noqa: E402
+from . import backends, cuda, accelerator, profiler  # noqa: E402
 from ._legacy_types import Size, typed_tensor_types as _typed_tensor_types  # noqa: E402
 globals().update(_typed_tensor_types("cpu", "loom"))  # loom.FloatTensor, loom.LongTensor, ...
 vars(cuda).update(_typed_tensor_types("cuda", "loom.cuda"))

@@ -39,4 +39,5 @@ PYBIND11_MODULE(_C, m) {
   bind_plugins(m);
   bind_device_runtime(m);
   bind_nn(m);
+  bind_profiler(m);
 }

@@ -23,4 +23,5 @@ void bind_autocast(py::module_& m);  // the autocast state (loom.amp)
 void bind_random(py::module_& m);  // Generator, manual_seed, seed, initial_seed
 void bind_device_runtime(py::module_& m);  // streams, events, device properties, memory stats
 void bind_nn(py::module_& m);              // _interpolate
+void bind_profiler(py::module_& m);        // _Profile, _RecordFunction (loom.profiler)
 }  // namespace loom::python

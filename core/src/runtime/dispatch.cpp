@@ -9,6 +9,7 @@
 #include "dispatch_trace_hook.h"
 #include "fallback.h"
 #include "plugin_call.h"
+#include "profiler_hook.h"
 
 #include <loom/autograd.h>
 #include <loom/error.h>
@@ -287,7 +288,10 @@ void prepare_call(OpCall& call) {
 }
 }  // namespace detail
 
-void dispatch(OpCall& call) {
+namespace {
+// The whole call, inlined into both paths below so the unprofiled one stays
+// the single frame it was before profiling existed.
+[[gnu::always_inline]] inline void dispatch_call(OpCall& call) {
   bool found = false, requires_grad = false;
   for (const Tensor* t : call.args) {
     if (!t || !t->defined()) continue;
@@ -332,6 +336,21 @@ void dispatch(OpCall& call) {
       ++ti;
     }
   }
+}
+
+[[gnu::noinline]] void dispatch_profiled(OpCall& call, profiler::Profile& profile) {
+  profiler::ProfilerAccess::Scope scope(profile, call);
+  dispatch_call(call);
+}
+}  // namespace
+
+void dispatch(OpCall& call) {
+  // nullptr unless a profile records on this thread (loom/profiler.h).
+  if (profiler::Profile* const profile = profiler::detail::active_profile) [[unlikely]] {
+    dispatch_profiled(call, *profile);
+    return;
+  }
+  dispatch_call(call);
 }
 
 }  // namespace loom
