@@ -72,6 +72,18 @@ LOOM_OP_SAMPLES("gelu", {
       return v;
     }})
 
+// gelu's input gradient (grad_output, self), both forms: the shapes of a
+// binary op.
+LOOM_OP_SAMPLES("_gelu_backward", {
+    .make = [](const SampleContext& c) {
+      Samples v = binary_samples(c, -3, 3, -4, 4);
+      for (Sample s : binary_samples(c, -3, 3, -4, 4, {S("tanh")})) {
+        s.label += ", approximate=tanh";
+        v.push_back(std::move(s));
+      }
+      return v;
+    }})
+
 LOOM_OP_SAMPLES("softplus", {
     .make = [](const SampleContext& c) {
       Samples v = unary_samples(c, -25, 25);

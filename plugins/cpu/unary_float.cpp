@@ -5,6 +5,7 @@
 // float, float16 and bfloat16 compute through unary_math.hpp, whose float
 // functions vectorise and round correctly but for rare near-ties; float64
 // goes through <cmath>. The loops are unary_loops.hpp's.
+#include "binary_loops.hpp"
 #include "common.hpp"
 #include "kernels.hpp"
 #include "unary_loops.hpp"
@@ -114,6 +115,24 @@ struct TrigFn {
 
 // ----------------------------------------------------------- activations ---
 
+// gelu's `approximate` value (values[0]): true for 'tanh', false for
+// 'none'; anything else fails naming the op.
+bool gelu_tanh_form(const LoomKernelCall& c, const char* op) {
+  const LoomValue& v = value_at(c, op, 0);
+  if (v.kind != LOOM_VALUE_STRING) [[unlikely]]
+    fail(LOOM_STATUS_INVALID_ARGUMENT, "cpu %s: approximate must be a string ('none' or 'tanh'), got value kind %d",
+         op, v.kind);
+  const char* s = v.u.str.data ? v.u.str.data : "";
+  const int64_t n = v.u.str.data ? v.u.str.size : 0;
+  const auto is = [&](const char* word) {
+    return n == static_cast<int64_t>(std::strlen(word)) && std::memcmp(s, word, n) == 0;
+  };
+  if (is("tanh")) return true;
+  if (is("none")) return false;
+  fail(LOOM_STATUS_INVALID_ARGUMENT, "cpu %s: approximate must be 'none' or 'tanh', got '%.*s'", op,
+       static_cast<int>(n < 0 ? 0 : n > 64 ? 64 : n), s);
+}
+
 // gelu(x, approximate): erf form x/2 (1 + erf(x/sqrt2)) = x/2 erfc(-x/sqrt2);
 // tanh form x/2 (1 + tanh(y)) = x / (1 + e^(-2y)). The rewritten forms are
 // the same functions without cancellation for negative x.
@@ -139,22 +158,8 @@ struct Gelu {
   // Two functor types, so each loop is branch-free.
   template <class T, class K>
   static void visit(const LoomKernelCall& c, K&& k) {
-    const LoomValue& v = value_at(c, name, 0);
-    if (v.kind != LOOM_VALUE_STRING) [[unlikely]]
-      fail(LOOM_STATUS_INVALID_ARGUMENT,
-           "cpu gelu: approximate must be a string ('none' or 'tanh'), got value kind %d", v.kind);
-    const char* s = v.u.str.data ? v.u.str.data : "";
-    const int64_t n = v.u.str.data ? v.u.str.size : 0;
-    const auto is = [&](const char* word) {
-      return n == static_cast<int64_t>(std::strlen(word)) && std::memcmp(s, word, n) == 0;
-    };
-    if (is("none")) return k(Fn<T, false>{});
-    if (is("tanh")) return k(Fn<T, true>{});
-    fail(LOOM_STATUS_INVALID_ARGUMENT, "cpu gelu: approximate must be 'none' or 'tanh', got '%.*s'",
-         static_cast<int>(n < 0    ? 0
-                          : n > 64 ? 64
-                                   : n),
-         s);
+    if (gelu_tanh_form(c, name)) return k(Fn<T, true>{});
+    k(Fn<T, false>{});
   }
 };
 
@@ -227,9 +232,52 @@ struct LeakyRelu {
   }
 };
 
+// _gelu_backward(grad_output, self, approximate): grad times gelu's slope in
+// one pass, where the core's composite takes about ten elementwise ops.
+//   erf form:  Phi(x) + x phi(x), Phi = erfc(-x/sqrt2)/2 (no cancellation for x < 0);
+//   tanh form: (1 + t)/2 + x (1 - t^2) k (1 + 3 c x^2) / 2, t = tanh(k (x + c x^3)),
+//              the second term 0 where t is exactly +-1 (as the composite).
+// float64 in libm's double math; other dtypes in double through vmath.
+template <class T, bool TanhForm>
+struct GeluBackward {
+  // Inlined into the binary loop, so it vectorises (binary_loops.hpp's
+  // flat_loop does not flatten as the unary loops do).
+  [[gnu::always_inline]] T operator()(T grad, T self) const {
+    const double g = static_cast<double>(to_arith(grad)), x = static_cast<double>(to_arith(self));
+    constexpr double kInvSqrt2Pi = 0.3989422804014327, c3 = 0.044715;
+    double slope;
+    if constexpr (TanhForm) {
+      const double t = std::is_same_v<T, double> ? std::tanh(vmath::kSqrt2OverPi * (x + c3 * x * x * x))
+                                                 : vmath::tanh_d(vmath::kSqrt2OverPi * (x + c3 * x * x * x));
+      const double sech2 = 1.0 - t * t;
+      slope = 0.5 * (1.0 + t) + (sech2 != 0.0 ? 0.5 * x * sech2 * vmath::kSqrt2OverPi * (1.0 + 3 * c3 * x * x) : 0.0);
+    } else if constexpr (std::is_same_v<T, double>) {
+      slope = 0.5 * std::erfc(-x * vmath::kSqrtHalf) + x * std::exp(-0.5 * x * x) * kInvSqrt2Pi;
+    } else {
+      const vmath::ErfPair p = vmath::erf_pos(std::fabs(x) * vmath::kSqrtHalf);
+      const double cdf = x < 0.0 ? 0.5 * p.erfc : 0.5 * (1.0 + p.erf);
+      slope = cdf + x * p.gauss * kInvSqrt2Pi;  // p.gauss = e^(-x^2/2)
+    }
+    return from_arith<T>(static_cast<arith_t<T>>(g * slope));
+  }
+};
+
+void gelu_backward(const LoomKernelCall& c) {
+  constexpr const char* name = "_gelu_backward";
+  const bool tanh_form = gelu_tanh_form(c, name);
+  const LoomTensorDesc& out = c.outputs[0];
+  dispatch<DTypes::Floating>(out.dtype, name, [&](auto tag) {
+    using T = decltype(tag);
+    const In<T> g{c.inputs[0]}, x{c.inputs[1]};
+    if (tanh_form) apply_elementwise<T>(out, GeluBackward<T, true>{}, g, x);
+    else apply_elementwise<T>(out, GeluBackward<T, false>{}, g, x);
+  });
+}
+
 }  // namespace
 
 void register_unary_float_kernels(plugin::Registrar& r) {
+  r.kernel("_gelu_backward", "cpu", plugin::kernel<gelu_backward>, kFloatingMask);
   register_unary<FloatOp<Exp2>>(r);
   register_unary<FloatOp<Expm1>>(r);
   register_unary<FloatOp<Log>>(r);

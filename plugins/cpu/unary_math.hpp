@@ -227,6 +227,7 @@ LOOM_VMATH double sigmoid_d(double x) { return 1.0 / (1.0 + exp_d(-x)); }
 
 struct ErfPair {
   double erf, erfc;
+  double gauss;  // e^(-a^2), which erfc's form computes anyway (gelu's slope reuses it)
 };
 
 // erf and erfc of a >= 0, each with relative error < 1e-11. Below 1:
@@ -246,9 +247,10 @@ LOOM_VMATH ErfPair erf_pos(double a) {
       0.2820947918204565,    0.28209479177379293};
   const double small = a * horner(a * a, small_c);
   const double t = 1.0 / (1.0 + 0.5 * a);
-  const double big = t * exp_d(-(a * a)) * horner(t, big_c);
+  const double gauss = exp_d(-(a * a));
+  const double big = t * gauss * horner(t, big_c);
   const bool below = a < 1.0;
-  return {below ? small : 1.0 - big, below ? 1.0 - small : big};
+  return {below ? small : 1.0 - big, below ? 1.0 - small : big, gauss};
 }
 
 LOOM_VMATH double erf_d(double x) {

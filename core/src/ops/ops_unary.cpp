@@ -2,6 +2,7 @@
 // parametric ones (round, gelu, softplus, elu, leaky_relu, nan_to_num,
 // clamp), each with its in-place form. Kernel arguments:
 // docs/kernel_conventions.md, "Elementwise unary ops".
+#include "activation_backward.h"
 #include "autograd/formula.h"
 #include "core_op.h"
 
@@ -248,24 +249,10 @@ LOOM_DERIVATIVE_IN_FLOAT(silu_def, "SiluBackward0", inputs(0), none(), [](Backwa
   c.set(0, c.grad() * (s * (x * (1.0 - s) + 1.0)));
 })
 
-// d/dx of x Phi(x) (Phi the normal CDF) or of its tanh approximation
-// x/2 (1 + tanh(k (x + 0.044715 x^3))), k = sqrt(2/pi).
+// One op, _gelu_backward (ops_activation_backward.cpp): a fused kernel where
+// the device has one, the formula in elementwise ops where it does not.
 LOOM_DERIVATIVE_IN_FLOAT(gelu_def, "GeluBackward0", inputs(0), none(), [](BackwardContext& c) {
-  const Tensor x = c.input(0);
-  if (c.str(0) == "tanh") {
-    constexpr double k = std::numbers::sqrt2 * std::numbers::inv_sqrtpi, k3 = 0.044715;
-    const Tensor t = tanh((x + x * x * x * k3) * k);
-    const Tensor inner_dx = (x * x * (3 * k3) + 1.0) * k;
-    // Where t is exactly ±1 the second term is 0; computed, it is 0·∞ = NaN
-    // once x² overflows (|x| > 1.8e19 in float32, well inside the range).
-    const Tensor sech2 = 1.0 - t * t;
-    c.set(0, c.grad() * ((t + 1.0) * 0.5 + where(sech2 != 0.0, x * 0.5 * sech2 * inner_dx, 0.0)));
-    return;
-  }
-  constexpr double inv_sqrt2 = 1.0 / std::numbers::sqrt2;
-  const Tensor cdf = (erf(x * inv_sqrt2) + 1.0) * 0.5;
-  const Tensor pdf = exp(x * x * -0.5) * (inv_sqrt2 * std::numbers::inv_sqrtpi);
-  c.set(0, c.grad() * (cdf + x * pdf));
+  c.set(0, detail::gelu_backward(c.grad(), c.input(0), std::string(c.str(0))));
 })
 // Above the threshold softplus is x itself; below, its slope is sigmoid(beta x).
 LOOM_DERIVATIVE_IN_FLOAT(softplus_def, "SoftplusBackward0", inputs(0), none(), [](BackwardContext& c) {
