@@ -75,6 +75,16 @@ struct LeakyReluFamily {
   }
 };
 
+// gelu's `approximate` (values[0], the STRING 'none' or 'tanh'): true for
+// 'tanh'; anything else fails naming the op.
+bool gelu_tanh_form(const LoomKernelCall& c, const char* name) {
+  const LoomValue& v = value_at(c, name, 0);
+  const bool tanh_form = string_is(v, "tanh");
+  if (!tanh_form && !string_is(v, "none")) [[unlikely]]
+    fail_args(name, "approximate must be 'none' or 'tanh', got " + string_of(v));
+  return tanh_form;
+}
+
 // gelu(approximate): two functor types (erf and tanh forms), so each
 // kernel is branch-free; values[0] is the STRING 'none' or 'tanh'.
 void gelu(const LoomKernelCall& c) {
@@ -83,10 +93,7 @@ void gelu(const LoomKernelCall& c) {
   const LoomTensorDesc& out = c.outputs[0];
   const LoomTensorDesc& in = c.inputs[0];
   expect_like(in, out, name);
-  const LoomValue& v = value_at(c, name, 0);
-  const bool tanh_form = string_is(v, "tanh");
-  if (!tanh_form && !string_is(v, "none")) [[unlikely]]
-    fail_args(name, "approximate must be 'none' or 'tanh', got " + string_of(v));
+  const bool tanh_form = gelu_tanh_form(c, name);
   visit<DTypes::Floating>(out.dtype, name, [&](auto tag) {
     using T = decltype(tag);
     if (tanh_form) elementwise<T, T>(out, {&in}, MathOp<GeluTanhFn, T>{}, enter(c), name);
@@ -123,10 +130,7 @@ void gelu_backward(const LoomKernelCall& c) {
   expect_arity(c, name, 2, 1);
   const LoomTensorDesc& out = c.outputs[0];
   for (int32_t i = 0; i < 2; ++i) expect_like(c.inputs[i], out, name);
-  const LoomValue& v = value_at(c, name, 0);
-  const bool tanh_form = string_is(v, "tanh");
-  if (!tanh_form && !string_is(v, "none")) [[unlikely]]
-    fail_args(name, "approximate must be 'none' or 'tanh', got " + string_of(v));
+  const bool tanh_form = gelu_tanh_form(c, name);
   visit<DTypes::Floating>(out.dtype, name, [&](auto tag) {
     using T = decltype(tag);
     if (tanh_form)
