@@ -111,6 +111,7 @@ class Profile {
   std::vector<int> no_events_;                 // device type slots whose plugins have no events
   std::chrono::steady_clock::time_point start_;
   Profile* previous_ = nullptr;
+  const OpCall* open_call_ = nullptr;  // the innermost call being recorded
   int depth_ = 0;
   bool recording_ = true;
 };

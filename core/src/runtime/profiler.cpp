@@ -78,8 +78,18 @@ void Profile::end_event(size_t index) {
   }
 }
 
-ProfilerAccess::Scope::Scope(Profile& p, const OpCall& call)
-    : profile_(p), index_(p.begin_event(call.op->name(), call_device(call))) {}
+// The autograd layer runs a call by dispatching the very same OpCall again
+// below itself: that is one call, recorded once (from the outer entry).
+ProfilerAccess::Scope::Scope(Profile& p, const OpCall& call) : profile_(p), previous_call_(p.open_call_) {
+  if (p.open_call_ == &call) return;
+  p.open_call_ = &call;
+  index_ = p.begin_event(call.op->name(), call_device(call));
+}
+
+ProfilerAccess::Scope::~Scope() {
+  if (index_ != kNotRecorded) profile_.end_event(index_);
+  profile_.open_call_ = previous_call_;
+}
 
 RecordFunction::RecordFunction(const std::string& name) : profile_(detail::active_profile) {
   if (profile_) index_ = profile_->begin_event(name, cpu_device());

@@ -14,13 +14,15 @@ struct ProfilerAccess {
   class Scope {
    public:
     Scope(Profile& p, const OpCall& call);
-    ~Scope() { profile_.end_event(index_); }
+    ~Scope();
     Scope(const Scope&) = delete;
     Scope& operator=(const Scope&) = delete;
 
    private:
+    static constexpr size_t kNotRecorded = ~size_t{0};
     Profile& profile_;
-    size_t index_;
+    const OpCall* previous_call_;
+    size_t index_ = kNotRecorded;
   };
 };
 
