@@ -20,6 +20,7 @@
 #include <loom/error.h>
 #include <loom/indexing.h>
 #include <loom/ops.h>
+#include <loom/profiler.h>
 #include <loom/registry.h>
 #include <loom/scalar.h>
 #include <loom/state_dict.h>
