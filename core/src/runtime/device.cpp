@@ -94,7 +94,7 @@ void check_slot_groups(const LoomDeviceTypeDesc& d) {
   needs(d.stream_query != nullptr, "stream_query / event_query", streams && events, "stream and event");
 }
 
-int register_device_type(const LoomDeviceTypeDesc& desc, const std::string& plugin) {
+int register_device_type(const LoomDeviceTypeDesc& desc, const std::string& plugin, bool ready) {
   if (!valid_type_name(desc.name))
     throw Error(cat("invalid device type name '", desc.name ? desc.name : "(null)",
                     "': use lower-case letters, digits and '_'"));
@@ -129,12 +129,17 @@ int register_device_type(const LoomDeviceTypeDesc& desc, const std::string& plug
     }
     e->desc.name = e->name.c_str();
     e->slot = n;
+    e->ready.store(ready, std::memory_order_relaxed);
     t.slots[n].store(e, std::memory_order_release);
     t.count.store(n + 1);
     slot = n;
   }
   Dispatcher::instance().on_device_type_registered(desc.name, slot);
   return slot;
+}
+
+void mark_device_type_ready(int slot) {
+  const_cast<DeviceTypeEntry&>(device_type(slot)).ready.store(true, std::memory_order_release);
 }
 
 int cpu_slot() {
@@ -166,7 +171,10 @@ int find_device_type_slot(std::string_view type_name) {
 
 int device_type_slot(std::string_view type_name) {
   int s = find_device_type_slot(type_name);
-  if (s >= 0) return s;
+  // A type whose plugin is still registering its kernels on another thread:
+  // the resolver below waits for that load to finish (the registry's
+  // `loading` wait) rather than this thread dispatching to no kernels.
+  if (s >= 0 && detail::device_type(s).ready.load(std::memory_order_acquire)) [[likely]] return s;
   auto& t = detail::table();
   std::string why;
   DeviceTypeResolver resolver;

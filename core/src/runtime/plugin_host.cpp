@@ -192,9 +192,19 @@ std::vector<LiveHost>& live_hosts() {
 
 // Makes the staged registrations real, in dependency order.
 void commit(LoomHost& h, PluginRegistration& r) {
+  // The types are found by name from here on, but device_type_slot makes
+  // other threads wait until the kernels below are in (mark ready at the end).
+  std::vector<int> slots;
+  struct MarkReady {
+    std::vector<int>& slots;
+    ~MarkReady() {
+      for (int s : slots) detail::mark_device_type_ready(s);
+    }
+  } mark_ready{slots};
   for (auto& d : h.device_types) {
     d.desc.name = d.name.c_str();
-    detail::register_device_type(d.desc, detail::cat("plugin '", h.plugin, "' (", h.origin, ")"));
+    slots.push_back(detail::register_device_type(d.desc, detail::cat("plugin '", h.plugin, "' (", h.origin, ")"),
+                                                 /*ready=*/false));
     r.device_types.push_back(d.name);
   }
   auto& disp = Dispatcher::instance();
