@@ -113,8 +113,9 @@ bench: deps deps-bench
 
 # Whole models (bench/models/: GPT, ResNet-18, the digits MLP) under loom and
 # PyTorch side by side: first loss, training step, inference, peak memory, at
-# 1 and 2 threads. MODELS_ARGS adds options (--models gpt --profile ...).
-bench-models: build deps-bench
+# 1 and 2 threads (PyTorch from python3-torch, the tests' oracle). MODELS_ARGS adds
+# options (--models gpt --profile ...).
+bench-models: build deps-test
 	PYTHONPATH=$(BUILD)/python /usr/bin/python3 bench/models/run_models.py $(MODELS_ARGS)
 
 # libFuzzer targets of the three parsers of untrusted input (plugin
