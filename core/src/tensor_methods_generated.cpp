@@ -38,28 +38,10 @@ namespace {
 
 const OpDef& find_op(std::string_view name) { return Dispatcher::instance().op(name); }
 
-[[maybe_unused]] LoomValue int_value(int64_t i) {
-  LoomValue v{};
-  v.kind = LOOM_VALUE_INT;
-  v.u.i = i;
-  return v;
-}
-
-// Borrows `s`, which outlives the call.
-[[maybe_unused]] LoomValue string_value(const std::string& s) {
-  LoomValue v{};
-  v.kind = LOOM_VALUE_STRING;
-  v.u.str.data = s.data();
-  v.u.str.size = static_cast<int64_t>(s.size());
-  return v;
-}
-
-[[maybe_unused]] LoomValue device_value(Device d) {
-  LoomValue v{};
-  v.kind = LOOM_VALUE_DEVICE;
-  v.u.device = d.abi();
-  return v;
-}
+// The LoomValue makers of core_op.h.
+using detail::device_value;
+using detail::int_value;
+using detail::string_value;
 
 }  // namespace
 

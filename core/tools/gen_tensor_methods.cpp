@@ -213,14 +213,8 @@ std::string definitions(const Catalog& c) {
      << "namespace loom {\n"
      << "namespace {\n\n"
      << "const OpDef& find_op(std::string_view name) { return Dispatcher::instance().op(name); }\n\n"
-     << "[[maybe_unused]] LoomValue int_value(int64_t i) {\n"
-     << "  LoomValue v{};\n  v.kind = LOOM_VALUE_INT;\n  v.u.i = i;\n  return v;\n}\n\n"
-     << "// Borrows `s`, which outlives the call.\n"
-     << "[[maybe_unused]] LoomValue string_value(const std::string& s) {\n"
-     << "  LoomValue v{};\n  v.kind = LOOM_VALUE_STRING;\n  v.u.str.data = s.data();\n"
-     << "  v.u.str.size = static_cast<int64_t>(s.size());\n  return v;\n}\n\n"
-     << "[[maybe_unused]] LoomValue device_value(Device d) {\n"
-     << "  LoomValue v{};\n  v.kind = LOOM_VALUE_DEVICE;\n  v.u.device = d.abi();\n  return v;\n}\n\n"
+     << "// The LoomValue makers of core_op.h.\n"
+     << "using detail::device_value;\nusing detail::int_value;\nusing detail::string_value;\n\n"
      << "}  // namespace\n";
   for (const Method& m : c.methods) os << "\n// " << comment_for(m) << "\n" << m.definition();
   os << "\n}  // namespace loom\n";

@@ -3,7 +3,7 @@
 // The definitions it writes use detail::run_op and the LoomValue helpers of
 // core/src/ops/core_op.h, as the hand-written op functions do, plus the few
 // helpers the generated file defines first (find_op, int_value,
-// string_value, device_value): see the preamble in gen_tensor_methods.cpp.
+// string_value, device_value): core_op.h's, named in gen_tensor_methods.cpp's preamble.
 #include "method_from_schema.h"
 
 #include <set>

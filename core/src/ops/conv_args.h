@@ -19,13 +19,6 @@ namespace loom::detail {
 
 using Pair = std::array<int64_t, 2>;
 
-inline LoomValue int_value(int64_t i) {
-  LoomValue v{};
-  v.kind = LOOM_VALUE_INT;
-  v.u.i = i;
-  return v;
-}
-
 // `v` as a pair, once read_pair has checked it (derivative formulas read
 // the user's values again).
 inline Pair pair_of(const LoomValue& v, int spatial, int64_t neutral) {

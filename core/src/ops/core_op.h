@@ -10,6 +10,8 @@
 #include <loom/op_registry.h>
 #include <loom/op_call.h>
 
+#include <string_view>
+
 #define LOOM_CORE_OP(ident, schema, prepare, composite)                                  \
   const ::loom::OpDef& ident() {                                                        \
     static const ::loom::OpDef& op = ::loom::Dispatcher::instance().def(                 \
@@ -89,4 +91,26 @@ inline LoomValue float_value(double f) {
   x.u.f = f;
   return x;
 }
+inline LoomValue int_value(int64_t i) {
+  LoomValue x{};
+  x.kind = LOOM_VALUE_INT;
+  x.u.i = i;
+  return x;
+}
+// A STRING value borrowing `s`'s characters (they must outlive the call).
+inline LoomValue string_value(std::string_view s) {
+  LoomValue x{};
+  x.kind = LOOM_VALUE_STRING;
+  x.u.str.data = s.data();
+  x.u.str.size = static_cast<int64_t>(s.size());
+  return x;
+}
+inline LoomValue device_value(Device d) {
+  LoomValue x{};
+  x.kind = LOOM_VALUE_DEVICE;
+  x.u.device = d.abi();
+  return x;
+}
+// A STRING value's characters.
+inline std::string_view str_of(const LoomValue& v) { return {v.u.str.data, static_cast<size_t>(v.u.str.size)}; }
 }  // namespace loom::detail

@@ -7,6 +7,7 @@
 // class-index target has the input's shape without the class dim.
 #pragma once
 
+#include "core_op.h"
 #include "opmath.h"
 
 #include <loom/op_call.h>
@@ -17,21 +18,11 @@
 
 namespace loom::detail::loss {
 
-inline std::string_view str_of(const LoomValue& v) { return {v.u.str.data, static_cast<size_t>(v.u.str.size)}; }
-// A STRING value borrowing `s` (which must outlive the call).
-inline LoomValue string_value(const std::string& s) {
-  LoomValue v{};
-  v.kind = LOOM_VALUE_STRING;
-  v.u.str.data = s.data();
-  v.u.str.size = static_cast<int64_t>(s.size());
-  return v;
-}
-inline LoomValue int_value(int64_t i) {
-  LoomValue v{};
-  v.kind = LOOM_VALUE_INT;
-  v.u.i = i;
-  return v;
-}
+// The LoomValue makers (core_op.h), for the files that use this namespace.
+using detail::int_value;
+using detail::str_of;
+using detail::string_value;
+
 
 // The op itself (ops_nn_loss.cpp), for the derivative formula beside its
 // gradient op.

@@ -16,15 +16,7 @@
 namespace loom {
 namespace {
 
-std::string_view str_of(const LoomValue& v) { return {v.u.str.data, static_cast<size_t>(v.u.str.size)}; }
-
-LoomValue string_value(const std::string& s) {
-  LoomValue v{};
-  v.kind = LOOM_VALUE_STRING;
-  v.u.str.data = s.data();
-  v.u.str.size = static_cast<int64_t>(s.size());
-  return v;
-}
+using detail::str_of;
 
 // grad_output and self broadcast together, in their promoted floating dtype.
 void prepare_activation_backward(OpCall& call) {

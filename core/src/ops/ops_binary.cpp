@@ -261,12 +261,7 @@ LOOM_NOT_DIFFERENTIABLE(gt_def)
 LOOM_NOT_DIFFERENTIABLE(ge_def)
 
 LoomValue rounding_value(const std::optional<std::string>& mode) {
-  if (!mode) return detail::none_value();
-  LoomValue v{};
-  v.kind = LOOM_VALUE_STRING;
-  v.u.str.data = mode->data();
-  v.u.str.size = static_cast<int64_t>(mode->size());
-  return v;
+  return mode ? detail::string_value(*mode) : detail::none_value();
 }
 
 }  // namespace

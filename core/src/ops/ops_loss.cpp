@@ -18,7 +18,7 @@
 namespace loom {
 namespace {
 
-using detail::loss::str_of;
+using detail::str_of;
 
 enum class Reduction { None, Mean, Sum };
 
@@ -326,33 +326,33 @@ std::string reduction_name(int64_t reduction) {
 }
 
 Tensor mse_loss(const Tensor& input, const Tensor& target, const std::string& reduction) {
-  return detail::run_op(mse_loss_op(), {&input, &target}, {detail::loss::string_value(reduction)});
+  return detail::run_op(mse_loss_op(), {&input, &target}, {detail::string_value(reduction)});
 }
 
 Tensor l1_loss(const Tensor& input, const Tensor& target, const std::string& reduction) {
-  return detail::run_op(l1_loss_op(), {&input, &target}, {detail::loss::string_value(reduction)});
+  return detail::run_op(l1_loss_op(), {&input, &target}, {detail::string_value(reduction)});
 }
 
 Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, const std::string& reduction, double beta) {
   return detail::run_op(smooth_l1_loss_op(), {&input, &target},
-                        {detail::loss::string_value(reduction), detail::float_value(beta)});
+                        {detail::string_value(reduction), detail::float_value(beta)});
 }
 
 Tensor huber_loss(const Tensor& input, const Tensor& target, const std::string& reduction, double delta) {
   return detail::run_op(huber_loss_op(), {&input, &target},
-                        {detail::loss::string_value(reduction), detail::float_value(delta)});
+                        {detail::string_value(reduction), detail::float_value(delta)});
 }
 
 Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight,
                             const std::string& reduction) {
   return detail::run_op(binary_cross_entropy_op(), {&input, &target, &weight},
-                        {detail::loss::string_value(reduction)});
+                        {detail::string_value(reduction)});
 }
 
 Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, const Tensor& weight,
                                         const Tensor& pos_weight, const std::string& reduction) {
   return detail::run_op(binary_cross_entropy_with_logits_op(), {&input, &target, &weight, &pos_weight},
-                        {detail::loss::string_value(reduction)});
+                        {detail::string_value(reduction)});
 }
 
 }  // namespace loom

@@ -240,13 +240,13 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight,
 Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight, const std::string& reduction,
                 int64_t ignore_index) {
   return detail::run_op(nll_loss_op(), {&input, &target, &weight},
-                        {detail::loss::string_value(reduction), detail::loss::int_value(ignore_index)});
+                        {detail::string_value(reduction), detail::int_value(ignore_index)});
 }
 
 Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight, int64_t ignore_index,
                      const std::string& reduction, double label_smoothing) {
   return detail::run_op(detail::loss::cross_entropy_op(), {&input, &target, &weight},
-                        {detail::loss::string_value(reduction), detail::loss::int_value(ignore_index),
+                        {detail::string_value(reduction), detail::int_value(ignore_index),
                          detail::float_value(label_smoothing)});
 }
 

@@ -205,12 +205,8 @@ LOOM_DERIVATIVE(pad_op, "ConstantPadNdBackward0", autograd::none(), autograd::no
 
 Tensor pad(const Tensor& input, const std::vector<int64_t>& pad, const std::string& mode,
            std::optional<double> value) {
-  LoomValue m{};
-  m.kind = LOOM_VALUE_STRING;
-  m.u.str.data = mode.data();
-  m.u.str.size = mode.size();
   return detail::run_op(pad_op(), {&input},
-                        {detail::int_list_value(pad), m,
+                        {detail::int_list_value(pad), detail::string_value(mode),
                          value ? detail::float_value(*value) : detail::none_value()});
 }
 

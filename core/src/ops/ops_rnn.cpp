@@ -171,10 +171,7 @@ void push_values(OpCall& call, size_t num_params, const std::string& mode, bool 
   LoomValue list{};
   list.kind = LOOM_VALUE_TENSOR_LIST;
   list.u.i = static_cast<int64_t>(num_params);
-  LoomValue m{};
-  m.kind = LOOM_VALUE_STRING;
-  m.u.str.data = mode.data();
-  m.u.str.size = static_cast<int64_t>(mode.size());
+  const LoomValue m = detail::string_value(mode);
   LoomValue layers{};
   layers.kind = LOOM_VALUE_INT;
   layers.u.i = num_layers;

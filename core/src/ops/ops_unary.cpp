@@ -289,13 +289,7 @@ LOOM_NOT_DIFFERENTIABLE(isnan_def)
 LOOM_NOT_DIFFERENTIABLE(isinf_def)
 LOOM_NOT_DIFFERENTIABLE(isfinite_def)
 
-LoomValue string_value(const char* s) {
-  LoomValue v{};
-  v.kind = LOOM_VALUE_STRING;
-  v.u.str.data = s;
-  v.u.str.size = static_cast<int64_t>(std::strlen(s));
-  return v;
-}
+using detail::string_value;
 LoomValue optional_float(std::optional<double> v) {
   return v ? detail::float_value(*v) : detail::none_value();
 }
@@ -349,7 +343,7 @@ Tensor round(const Tensor& a, int64_t decimals) {
   return detail::run_op(round_def(), {&a}, {d});
 }
 Tensor gelu(const Tensor& a, const std::string& approximate) {
-  return detail::run_op(gelu_def(), {&a}, {string_value(approximate.c_str())});
+  return detail::run_op(gelu_def(), {&a}, {string_value(approximate)});
 }
 Tensor softplus(const Tensor& a, Scalar beta, Scalar threshold) {
   return detail::run_op(softplus_def(), {&a}, {beta.abi(), threshold.abi()});

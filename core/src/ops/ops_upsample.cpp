@@ -25,7 +25,7 @@
 namespace loom {
 namespace {
 
-using detail::loss::str_of;
+using detail::str_of;
 
 enum class Mode { Nearest, NearestExact, Linear, Area };
 
@@ -193,7 +193,7 @@ Tensor upsample(const Tensor& input, IntArrayRef output_size, const std::string&
     scale_value.u.floats.size = static_cast<int64_t>(scales->size());
   }
   return detail::run_op(upsample_op(), {&input},
-                        {detail::int_list_value(output_size), detail::loss::string_value(mode),
+                        {detail::int_list_value(output_size), detail::string_value(mode),
                          detail::bool_value(align_corners), scale_value});
 }
 
