@@ -551,3 +551,24 @@ TEST_CASE("LruCache: hits, least-recently-used eviction, a failing build caches 
   CHECK(wrong == 0);
   CHECK(shared.size() == 4);
 }
+
+TEST_CASE("gelu's gradient: Phi(x) + x phi(x), and the tanh form's slope") {
+  // The normal distribution's tabulated values: Phi(1) = 0.8413447460685429,
+  // phi(1) = 0.24197072451914337.
+  const GeluBackward<double, false> erf_form;
+  CHECK(erf_form(1.0, 0.0) == Approx(0.5).epsilon(1e-15));
+  CHECK(erf_form(1.0, 1.0) == Approx(0.8413447460685429 + 0.24197072451914337).epsilon(1e-14));
+  CHECK(erf_form(2.0, -1.0) == Approx(2 * (0.15865525393145707 - 0.24197072451914337)).epsilon(1e-13));
+  CHECK(erf_form(1.0, -40.0) == 0.0);  // both terms underflow, no NaN
+  CHECK(std::isnan(erf_form(1.0, -std::numeric_limits<double>::infinity())));  // -inf * 0, as the formula
+  // The tanh form against central differences of its own forward,
+  // x/2 (1 + tanh(k (x + c x^3))).
+  const GeluBackward<double, true> tanh_form;
+  auto gelu_tanh = [](double x) { return 0.5 * x * (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))); };
+  for (double x : {-3.0, -1.0, -0.25, 0.0, 0.5, 2.0}) {
+    const double h = 1e-5, fd = (gelu_tanh(x + h) - gelu_tanh(x - h)) / (2 * h);
+    CHECK(tanh_form(1.0, x) == Approx(fd).margin(1e-9));
+  }
+  CHECK(tanh_form(3.0, 1e20) == 3.0);  // t = 1 exactly: the second term is 0, not 0 * inf
+  CHECK(GeluBackward<float, false>{}(1.0f, 1.0f) == Approx(1.0833155f).epsilon(1e-6));
+}

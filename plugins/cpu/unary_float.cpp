@@ -11,6 +11,8 @@
 #include "unary_loops.hpp"
 #include "unary_math.hpp"
 
+#include <loom/plugin/scalar_ops.hpp>
+
 #include <cmath>
 #include <concepts>
 #include <cstring>
@@ -233,32 +235,32 @@ struct LeakyRelu {
 };
 
 // _gelu_backward(grad_output, self, approximate): grad times gelu's slope in
-// one pass, where the core's composite takes about ten elementwise ops.
-//   erf form:  Phi(x) + x phi(x), Phi = erfc(-x/sqrt2)/2 (no cancellation for x < 0);
-//   tanh form: (1 + t)/2 + x (1 - t^2) k (1 + 3 c x^2) / 2, t = tanh(k (x + c x^3)),
-//              the second term 0 where t is exactly +-1 (as the composite).
-// float64 in libm's double math; other dtypes in double through vmath.
+// one pass, where the core's composite takes about ten elementwise ops. The
+// math is the shared ops::GeluBackward (loom/plugin/scalar_ops.hpp), which
+// float64 runs as it is (libm); the other dtypes compute it in double through
+// the CPU's vectorised vmath, the erf form reusing erf_pos's e^(-x^2/2).
 template <class T, bool TanhForm>
 struct GeluBackward {
   // Inlined into the binary loop, so it vectorises (binary_loops.hpp's
   // flat_loop does not flatten as the unary loops do).
   [[gnu::always_inline]] T operator()(T grad, T self) const {
-    const double g = static_cast<double>(to_arith(grad)), x = static_cast<double>(to_arith(self));
-    constexpr double kInvSqrt2Pi = 0.3989422804014327, c3 = 0.044715;
-    double slope;
-    if constexpr (TanhForm) {
-      const double t = std::is_same_v<T, double> ? std::tanh(vmath::kSqrt2OverPi * (x + c3 * x * x * x))
-                                                 : vmath::tanh_d(vmath::kSqrt2OverPi * (x + c3 * x * x * x));
-      const double sech2 = 1.0 - t * t;
-      slope = 0.5 * (1.0 + t) + (sech2 != 0.0 ? 0.5 * x * sech2 * vmath::kSqrt2OverPi * (1.0 + 3 * c3 * x * x) : 0.0);
-    } else if constexpr (std::is_same_v<T, double>) {
-      slope = 0.5 * std::erfc(-x * vmath::kSqrtHalf) + x * std::exp(-0.5 * x * x) * kInvSqrt2Pi;
+    if constexpr (std::is_same_v<T, double>) {
+      return plugin::ops::GeluBackward<double, TanhForm>{}(grad, self);
     } else {
-      const vmath::ErfPair p = vmath::erf_pos(std::fabs(x) * vmath::kSqrtHalf);
-      const double cdf = x < 0.0 ? 0.5 * p.erfc : 0.5 * (1.0 + p.erf);
-      slope = cdf + x * p.gauss * kInvSqrt2Pi;  // p.gauss = e^(-x^2/2)
+      const double g = static_cast<double>(to_arith(grad)), x = static_cast<double>(to_arith(self));
+      constexpr double kInvSqrt2Pi = 0.3989422804014327, c3 = 0.044715;
+      double slope;
+      if constexpr (TanhForm) {
+        const double t = vmath::tanh_d(vmath::kSqrt2OverPi * (x + c3 * x * x * x));
+        const double sech2 = 1.0 - t * t;
+        slope = 0.5 * (1.0 + t) + (sech2 != 0.0 ? 0.5 * x * sech2 * vmath::kSqrt2OverPi * (1.0 + 3 * c3 * x * x) : 0.0);
+      } else {
+        const vmath::ErfPair p = vmath::erf_pos(std::fabs(x) * vmath::kSqrtHalf);
+        const double cdf = x < 0.0 ? 0.5 * p.erfc : 0.5 * (1.0 + p.erf);
+        slope = cdf + x * p.gauss * kInvSqrt2Pi;  // p.gauss = e^(-x^2/2)
+      }
+      return from_arith<T>(static_cast<arith_t<T>>(g * slope));
     }
-    return from_arith<T>(static_cast<arith_t<T>>(g * slope));
   }
 };
 

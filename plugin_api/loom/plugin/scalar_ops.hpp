@@ -244,6 +244,30 @@ struct Lerp {
   }
 };
 
+// _gelu_backward(grad, x): grad times gelu's slope, in opmath. Erf form:
+// Phi(x) + x phi(x), Phi = erfc(-x/sqrt2)/2 (no cancellation for x < 0);
+// tanh form: (1 + t)/2 + x (1 - t^2) k (1 + 3 c x^2) / 2, t = tanh(k (x +
+// c x^3)), k = sqrt(2/pi), c = 0.044715, its second term 0 where t is
+// exactly +-1 (x^2 may overflow there: 0 * inf). Floating types only.
+template <class T, bool TanhForm>
+struct GeluBackward {
+  LOOM_HD T operator()(T grad, T self) const {
+    using V = opmath_t<T>;
+    const V g = widen(grad), x = widen(self);
+    V slope;
+    if constexpr (TanhForm) {
+      const V k = V(0.79788456080286535588), c3 = V(0.044715);
+      const V t = math::tanh(k * (x + c3 * (x * x * x)));
+      const V sech2 = V(1) - t * t;
+      slope = V(0.5) * (V(1) + t) + (sech2 != V(0) ? V(0.5) * x * sech2 * k * (V(1) + V(3) * c3 * x * x) : V(0));
+    } else {
+      slope = V(0.5) * math::erfc(-x * V(0.70710678118654752440)) +
+              x * math::exp(V(-0.5) * x * x) * V(0.39894228040143267794);
+    }
+    return narrow<T>(g * slope);
+  }
+};
+
 // ---------------------------------------------- comparisons, logical ---
 
 // Predicates on opmath values: NaN compares unequal to everything; signed

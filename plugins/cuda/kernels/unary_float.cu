@@ -10,6 +10,8 @@
 #include "unary_ops.cuh"
 #include "vendor/gpu_target.hpp"
 
+#include <loom/plugin/scalar_ops.hpp>
+
 namespace loom::LOOM_GPU_NAMESPACE::ew {
 namespace {
 
@@ -102,29 +104,8 @@ void gelu(const LoomKernelCall& c) {
 }
 
 // _gelu_backward(grad_output, self, approximate): grad times gelu's slope in
-// one pass (the core's composite takes about ten elementwise ops), in the
-// compute type: Phi(x) + x phi(x) for the erf form; (1 + t)/2 + x (1 - t^2)
-// k (1 + 3 c x^2) / 2, t = tanh(k (x + c x^3)), for the tanh form, its
-// second term 0 where t is exactly +-1 (as the composite and the CPU).
-template <class T, bool TanhForm>
-struct GeluBackwardOp {
-  __host__ __device__ T operator()(T grad, T self) const {
-    using V = arith_t<T>;
-    const V g = to_arith(grad), x = to_arith(self);
-    V slope;
-    if constexpr (TanhForm) {
-      const V k = V(0.79788456080286535588), c3 = V(0.044715);
-      const V t = math::tanh(k * (x + c3 * (x * x * x)));
-      const V sech2 = V(1) - t * t;
-      slope = V(0.5) * (V(1) + t) + (sech2 != V(0) ? V(0.5) * x * sech2 * k * (V(1) + V(3) * c3 * x * x) : V(0));
-    } else {
-      slope = V(0.5) * math::erfc(-x * V(0.70710678118654752440)) +
-              x * math::exp(V(-0.5) * x * x) * V(0.39894228040143267794);
-    }
-    return from_arith<T>(g * slope);
-  }
-};
-
+// one pass (the core's composite takes about ten elementwise ops), by the
+// shared functor (loom/plugin/scalar_ops.hpp) in the compute type.
 void gelu_backward(const LoomKernelCall& c) {
   constexpr const char* name = "_gelu_backward";
   expect_arity(c, name, 2, 1);
@@ -134,9 +115,9 @@ void gelu_backward(const LoomKernelCall& c) {
   visit<DTypes::Floating>(out.dtype, name, [&](auto tag) {
     using T = decltype(tag);
     if (tanh_form)
-      elementwise<T, T, T>(out, {&c.inputs[0], &c.inputs[1]}, GeluBackwardOp<T, true>{}, enter(c), name);
+      elementwise<T, T, T>(out, {&c.inputs[0], &c.inputs[1]}, plugin::ops::GeluBackward<T, true>{}, enter(c), name);
     else
-      elementwise<T, T, T>(out, {&c.inputs[0], &c.inputs[1]}, GeluBackwardOp<T, false>{}, enter(c), name);
+      elementwise<T, T, T>(out, {&c.inputs[0], &c.inputs[1]}, plugin::ops::GeluBackward<T, false>{}, enter(c), name);
   });
 }
 
