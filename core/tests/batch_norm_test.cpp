@@ -108,13 +108,13 @@ TEST_CASE("batch_norm_backward keeps the input's dtype; 16-bit inputs compute in
   CHECK(max_abs_diff(std::get<0>(mixed), std::get<0>(same)) < 1e-6);
 }
 
-TEST_CASE("batch_norm's backward runs _batch_norm_backward (the composite on the CPU)", "[nn]") {
+TEST_CASE("batch_norm's backward runs _batch_norm_backward (the CPU's kernel)", "[nn]") {
   Tensor x = loom::randn({4, 3, 5}).requires_grad_(), w = loom::randn({3}).requires_grad_();
   const Tensor y = loom::batch_norm(x, {}, {}, w, {}, true);
   CHECK(y.grad_fn()->name() == "NativeBatchNormBackward0");
   loom::DispatchTrace trace;
   const auto g = loom::autograd::grad({y.sum()}, {x, w});
-  CHECK(paths_of(trace, "_batch_norm_backward") == std::vector<std::string>{"composite"});
+  CHECK(paths_of(trace, "_batch_norm_backward") == std::vector<std::string>{"kernel"});
   // sum's gradient is all ones: x̂ sums to 0 per channel, so grad_input is 0.
   CHECK(loom::max(g[0].abs()).item<float>() < 1e-5);
 }

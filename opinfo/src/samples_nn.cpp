@@ -137,6 +137,11 @@ LOOM_OP_SAMPLES("batch_norm", {
           c.call("training, 5-d, bias only", {c.tensor({2, 3, 2, 3, 2}), std::nullopt, std::nullopt, std::nullopt, c.tensor({3})}, {B(true)}),
           c.call("training, float64 running stats", {c.tensor({4, 3, 5}), c.tensor({3}, -1, 1, DType::Float64), c.tensor({3}, 0.5, 2, DType::Float64)}, {B(true), F(0.2)}),
           c.call("eval, 5-d, weight only, float32 running stats", {c.tensor({2, 3, 2, 2, 3}), c.tensor({3}, -1, 1, DType::Float32), c.tensor({3}, 0.5, 2, DType::Float32), c.tensor({3})}),
+          // A channel slice keeps each (batch, channel) plane contiguous; a
+          // channels-last input does not (a CPU kernel declines it).
+          c.call("training, channel slice", {c.tensor({2, 6, 3, 3}).narrow(1, 1, 4), c.tensor({4}, -1, 1), c.tensor({4}, 0.5, 2)}, {B(true)}),
+          c.call("training, channels-last", {c.tensor({2, 3, 3, 4}).permute({0, 3, 1, 2}), c.tensor({4}, -1, 1), c.tensor({4}, 0.5, 2), c.tensor({4}), c.tensor({4})}, {B(true)}),
+          c.call("eval, channels-last", {c.tensor({2, 3, 3, 4}).permute({0, 3, 1, 2}), c.tensor({4}, -1, 1), c.tensor({4}, 0.5, 2)}),
           c.call("large, training", args({16, 8, 32, 32}, 8, true), {B(true)}),
           c.call("large, eval", args({16, 8, 32, 32}, 8, true))};
     }})

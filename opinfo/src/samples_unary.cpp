@@ -84,6 +84,47 @@ LOOM_OP_SAMPLES("_gelu_backward", {
       return v;
     }})
 
+// The other activations' gradients (grad_output, self or the result, then
+// the op's parameters): the shapes of a binary op, each with its default
+// and another parameter set.
+Samples activation_backward_samples(const SampleContext& c, double lo, double hi, const std::vector<Value>& a,
+                                    const std::vector<Value>& b) {
+  Samples v = binary_samples(c, -3, 3, lo, hi, a);
+  if (b.empty()) return v;  // sigmoid's and tanh's: the second input is a result
+  for (Sample s : binary_samples(c, -3, 3, lo, hi, b)) {
+    s.label += ", other parameters";
+    v.push_back(std::move(s));
+  }
+  return v;
+}
+LOOM_OP_SAMPLES("_threshold_backward", {.make = [](const SampleContext& c) {
+  return activation_backward_samples(c, -2, 2, {I(0)}, {F(0.5)});
+}})
+// sigmoid's and tanh's take the result, which lies in [0, 1] or [-1, 1]:
+// edge values only for grad_output (outside the range, r·r may overflow
+// in float32 where the float64 reference does not).
+Samples result_backward_samples(const SampleContext& c, double lo, double hi) {
+  Samples v;
+  for (Sample s : binary_samples(c, -3, 3, lo, hi))
+    if (s.label != "edge values") v.push_back(std::move(s));
+  v.push_back(c.call("edge values of grad_output", {c.edge_values(16).reshape({16, 1}), c.tensor({1, 16}, lo, hi)}));
+  return v;
+}
+LOOM_OP_SAMPLES("_sigmoid_backward", {.make = [](const SampleContext& c) { return result_backward_samples(c, 0, 1); }})
+LOOM_OP_SAMPLES("_tanh_backward", {.make = [](const SampleContext& c) { return result_backward_samples(c, -1, 1); }})
+LOOM_OP_SAMPLES("_silu_backward", {.make = [](const SampleContext& c) {
+  return activation_backward_samples(c, -6, 6, {}, {});
+}})
+LOOM_OP_SAMPLES("_softplus_backward", {.make = [](const SampleContext& c) {
+  return activation_backward_samples(c, -25, 25, {I(1), I(20)}, {F(2), F(1)});
+}})
+LOOM_OP_SAMPLES("_elu_backward", {.make = [](const SampleContext& c) {
+  return activation_backward_samples(c, -4, 4, {I(1), I(1), I(1)}, {F(0.5), I(2), F(1.5)});
+}})
+LOOM_OP_SAMPLES("_leaky_relu_backward", {.make = [](const SampleContext& c) {
+  return activation_backward_samples(c, -2, 2, {F(0.01)}, {F(0.2)});
+}})
+
 LOOM_OP_SAMPLES("softplus", {
     .make = [](const SampleContext& c) {
       Samples v = unary_samples(c, -25, 25);

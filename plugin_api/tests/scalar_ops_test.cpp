@@ -572,3 +572,38 @@ TEST_CASE("gelu's gradient: Phi(x) + x phi(x), and the tanh form's slope") {
   CHECK(tanh_form(3.0, 1e20) == 3.0);  // t = 1 exactly: the second term is 0, not 0 * inf
   CHECK(GeluBackward<float, false>{}(1.0f, 1.0f) == Approx(1.0833155f).epsilon(1e-6));
 }
+
+TEST_CASE("the activations' gradients: central differences of each forward, and their edges") {
+  // Each slope against (f(x + h) - f(x - h)) / 2h of the activation itself.
+  auto slope_of = [](auto f, double x) {
+    const double h = 1e-6;
+    return (f(x + h) - f(x - h)) / (2 * h);
+  };
+  auto sigmoid = [](double x) { return 1 / (1 + std::exp(-x)); };
+  auto softplus = [](double beta, double x) { return std::log1p(std::exp(beta * x)) / beta; };
+  auto elu = [](double a, double s, double is, double x) { return x > 0 ? s * x : s * a * std::expm1(x * is); };
+  for (double x : {-4.0, -1.5, -0.25, 0.3, 1.0, 3.5}) {
+    CAPTURE(x);
+    CHECK(SiluBackward<double>{}(1.0, x) == Approx(slope_of([&](double v) { return v * sigmoid(v); }, x)).margin(1e-8));
+    CHECK(SigmoidBackward<double>{}(2.0, sigmoid(x)) == Approx(2 * slope_of(sigmoid, x)).margin(1e-8));
+    CHECK(TanhBackward<double>{}(1.0, std::tanh(x)) ==
+          Approx(slope_of([](double v) { return std::tanh(v); }, x)).margin(1e-8));
+    const SoftplusBackward<double> sp{2.0, 20.0};
+    CHECK(sp(1.0, x) == Approx(slope_of([&](double v) { return softplus(2.0, v); }, x)).margin(1e-8));
+    const EluBackward<double> e{0.5, 2.0, 1.5};
+    CHECK(e(1.0, x) == Approx(slope_of([&](double v) { return elu(0.5, 2.0, 1.5, v); }, x)).margin(1e-7));
+    const LeakyReluBackward<double> lr{0.2};
+    CHECK(lr(3.0, x) == (x > 0 ? 3.0 : 3.0 * 0.2));
+  }
+  // relu's gradient from its result: 0 at and below the threshold, NaN too.
+  const ThresholdBackward<float> relu{0.0f};
+  CHECK(relu(5.0f, 2.0f) == 5.0f);
+  CHECK(relu(5.0f, 0.0f) == 0.0f);
+  CHECK(relu(5.0f, std::numeric_limits<float>::quiet_NaN()) == 0.0f);
+  CHECK(ThresholdBackward<double>{0.5}(1.0, 0.5) == 0.0);
+  // Above softplus's threshold the slope is exactly 1; silu's stays finite
+  // where e^-x overflows.
+  CHECK(SoftplusBackward<double>{1.0, 20.0}(3.0, 25.0) == 3.0);
+  CHECK(SiluBackward<float>{}(1.0f, -200.0f) == 0.0f);
+  CHECK(std::isnan(EluBackward<double>{1.0, 1.0, 1.0}(1.0, std::nan(""))));
+}

@@ -100,6 +100,7 @@ void register_elementwise_kernels(plugin::Registrar& r) {
   LOOM_PLUGIN_REGISTER_TABLE_OP(r, "exp", "cpu", kernel<exp>);
   register_unary_kernels(r);
   register_unary_float_kernels(r);
+  register_activation_backward_kernels(r);
   register_binary_kernels(r);
   register_compare_kernels(r);
 }

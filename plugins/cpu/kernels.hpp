@@ -20,11 +20,12 @@ void register_matmul_kernels(plugin::Registrar& r);        // matmul.cpp: matmul
 void register_softmax_kernels(plugin::Registrar& r);       // nn_softmax.cpp: softmax, log_softmax
 void register_layer_norm_kernels(plugin::Registrar& r);    // nn_norm.cpp: layer_norm
 void register_cross_entropy_kernels(plugin::Registrar& r);  // nn_cross_entropy.cpp: cross_entropy and its backward
-// elementwise.cpp: add, sub, mul, div, outer, neg, relu, exp, and the four below
+// elementwise.cpp: add, sub, mul, div, outer, neg, relu, exp, and the five below
 // ("Elementwise unary ops", "Elementwise binary and ternary ops").
 void register_elementwise_kernels(plugin::Registrar& r);
 void register_unary_kernels(plugin::Registrar& r);         // unary.cpp: abs ... isfinite, clamp, nan_to_num
 void register_unary_float_kernels(plugin::Registrar& r);   // unary_float.cpp: exp2 ... erf, gelu, silu ...
+void register_activation_backward_kernels(plugin::Registrar& r);  // activation_backward.cpp: _silu_backward ...
 void register_binary_kernels(plugin::Registrar& r);        // binary.cpp: the binary table rows, lerp, div_
 void register_compare_kernels(plugin::Registrar& r);       // binary_compare.cpp: comparisons, logical and bit ops, where
 void register_reduce_kernels(plugin::Registrar& r);        // reduce.cpp: sum and the other reductions and scans
@@ -37,6 +38,7 @@ void register_sort_kernels(plugin::Registrar& r);          // sort.cpp: sort, to
 void register_pad_embedding_kernels(plugin::Registrar& r);  // pad_kernels.cpp: pad, embedding
 void register_pool_kernels(plugin::Registrar& r);          // pool.cpp: the 2-D pools
 void register_conv_kernels(plugin::Registrar& r);          // conv.cpp: conv1d, conv2d, conv_transpose2d, backward
+void register_batch_norm_kernels(plugin::Registrar& r);    // batch_norm.cpp: batch_norm and its backward
 void register_rnn_kernels(plugin::Registrar& r);           // rnn.cpp: _rnn, _rnn_backward
 void register_optim_kernels(plugin::Registrar& r);         // optim_kernels.cpp: fused optimizer updates
 

@@ -1,5 +1,5 @@
 // Float-precision helpers for the nn kernels (softmax, log_softmax,
-// layer_norm): a branch-free float exp, and vector max/sum/exp-sum of a
+// layer_norm, batch_norm): a branch-free float exp, and vector max/sum/exp-sum of a
 // contiguous float span, written with GCC vector extensions.
 //
 // unary_math.hpp's exp works in double (four lanes) so that the unary ops
@@ -136,6 +136,37 @@ LOOM_NN_INLINE float sq_dev_span(const float* p, int64_t n, float mean) {
   for (int l = 0; l < L; ++l) s += a[l];
   for (; i < n; ++i) s += (p[i] - mean) * (p[i] - mean);
   return s;
+}
+
+// Σ g[i] and Σ g[i]·(x[i] - mean) over [0, n), at once (batch_norm's
+// backward); lane order as sum_span.
+template <int B>
+LOOM_NN_INLINE void grad_sums_span(const float* g, const float* x, int64_t n, float mean, float& sum_g,
+                                   float& sum_gx) {
+  using V = typename Vec<B>::f;
+  constexpr int L = Vec<B>::kLanes;
+  V m, sg, sgx, gv, xv;
+  splatv(m, mean);
+  splatv(sg, 0.0f);
+  sgx = sg;
+  int64_t i = 0;
+  for (; i + L <= n; i += L) {
+    loadv(gv, g + i);
+    loadv(xv, x + i);
+    sg += gv;
+    sgx += gv * (xv - m);
+  }
+  float a = 0, b = 0;
+  for (int l = 0; l < L; ++l) {
+    a += sg[l];
+    b += sgx[l];
+  }
+  for (; i < n; ++i) {
+    a += g[i];
+    b += g[i] * (x[i] - mean);
+  }
+  sum_g = a;
+  sum_gx = b;
 }
 
 // exp_f on all lanes at once, the same operations in the same order: GCC

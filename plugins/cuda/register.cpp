@@ -4,7 +4,7 @@
 // in loom-info) on machines without a GPU or driver; ops it has no kernel
 // for run on the CPU through the core's fallback, counted per op. The
 // families and their names are the CPU plugin's (plugins/cpu/register.cpp),
-// plus attention and batch_norm, which the CPU runs as composites.
+// plus attention, which the CPU runs as composites.
 #include "device.hpp"
 #include "vendor/gpu_target.hpp"
 

@@ -5,6 +5,7 @@
 // op's composite, the formula itself.
 #pragma once
 
+#include <loom/scalar.h>
 #include <loom/tensor.h>
 
 #include <string>
@@ -13,5 +14,15 @@ namespace loom::detail {
 
 // grad_output times gelu's slope at self, for approximate 'none' or 'tanh'.
 Tensor gelu_backward(const Tensor& grad_output, const Tensor& self, const std::string& approximate);
+// grad_output where self > threshold, else 0 (relu's, with its result).
+Tensor threshold_backward(const Tensor& grad_output, const Tensor& self, Scalar threshold);
+// Of sigmoid and tanh, from their result.
+Tensor sigmoid_backward(const Tensor& grad_output, const Tensor& output);
+Tensor tanh_backward(const Tensor& grad_output, const Tensor& output);
+// Of silu, softplus, elu and leaky_relu, from their input and parameters.
+Tensor silu_backward(const Tensor& grad_output, const Tensor& self);
+Tensor softplus_backward(const Tensor& grad_output, const Tensor& self, Scalar beta, Scalar threshold);
+Tensor elu_backward(const Tensor& grad_output, const Tensor& self, Scalar alpha, Scalar scale, Scalar input_scale);
+Tensor leaky_relu_backward(const Tensor& grad_output, const Tensor& self, Scalar negative_slope);
 
 }  // namespace loom::detail

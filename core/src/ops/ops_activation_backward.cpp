@@ -1,9 +1,17 @@
 // ops_activation_backward.cpp — activations' input gradients as catalog ops
 // (activation_backward.h):
 //   _gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor
+//   _threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor
+//   _sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor
+//   _tanh_backward(Tensor grad_output, Tensor output) -> Tensor
+//   _silu_backward(Tensor grad_output, Tensor self) -> Tensor
+//   _softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor
+//   _elu_backward(Tensor grad_output, Tensor self, Scalar alpha, Scalar scale, Scalar input_scale) -> Tensor
+//   _leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor
 // Each op's composite is the formula in elementwise ops, so every device
-// runs it; the CPU and CUDA plugins register one-pass kernels. Their own
-// gradients (double backward) come from differentiating the composite.
+// runs it; the CPU and CUDA plugins register one-pass kernels (the math is
+// loom/plugin/scalar_ops.hpp's, shared by both). Their own gradients
+// (double backward) come from differentiating the composite.
 #include "activation_backward.h"
 #include "core_op.h"
 
@@ -63,11 +71,74 @@ void gelu_backward_composite(OpCall& call) {
 LOOM_CORE_OP(gelu_backward_def, "_gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor",
              prepare_gelu_backward, gelu_backward_composite)
 
+// The others: grad_output (g) and the activation's input or result (x) in
+// float32 or wider, the result cast back to the promoted dtype.
+template <class Formula>
+void activation_backward_composite(OpCall& call, Formula formula) {
+  const DType out = call.outputs[0].dtype;
+  const DType wide = out == DType::Float64 ? out : DType::Float32;
+  call.result() = formula(call.arg(0).to(wide), call.arg(1).to(wide), call).to(out);
+}
+
+Scalar value(const OpCall& call, size_t i) { return detail::scalar_from_value(call.values[i]); }
+
+#define LOOM_ACTIVATION_BACKWARD(def, schema, expr)                                                   \
+  LOOM_CORE_OP(def, schema, prepare_activation_backward, [](OpCall& call) {                          \
+    activation_backward_composite(call, [](const Tensor& g, const Tensor& x, const OpCall& c) {      \
+      (void)c;                                                                                        \
+      return expr;                                                                                    \
+    });                                                                                               \
+  })
+
+LOOM_ACTIVATION_BACKWARD(threshold_backward_def,
+                         "_threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor",
+                         where(x > value(c, 0), g, 0.0))
+LOOM_ACTIVATION_BACKWARD(sigmoid_backward_def, "_sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor",
+                         g * (x * (1.0 - x)))
+LOOM_ACTIVATION_BACKWARD(tanh_backward_def, "_tanh_backward(Tensor grad_output, Tensor output) -> Tensor",
+                         g * (1.0 - x * x))
+LOOM_ACTIVATION_BACKWARD(silu_backward_def, "_silu_backward(Tensor grad_output, Tensor self) -> Tensor",
+                         g * (sigmoid(x) * (x * (1.0 - sigmoid(x)) + 1.0)))
+LOOM_ACTIVATION_BACKWARD(softplus_backward_def,
+                         "_softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor",
+                         where(x * value(c, 0) > value(c, 1), g, g * sigmoid(x * value(c, 0))))
+LOOM_ACTIVATION_BACKWARD(elu_backward_def,
+                         "_elu_backward(Tensor grad_output, Tensor self, Scalar alpha, Scalar scale, "
+                         "Scalar input_scale) -> Tensor",
+                         where(x > 0, g * value(c, 1),
+                               g * exp(x * value(c, 2)) *
+                                   (value(c, 0).to_double() * value(c, 1).to_double() * value(c, 2).to_double())))
+LOOM_ACTIVATION_BACKWARD(leaky_relu_backward_def,
+                         "_leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor",
+                         where(x > 0, g, g * value(c, 0)))
+#undef LOOM_ACTIVATION_BACKWARD
+
 }  // namespace
 
 namespace detail {
 Tensor gelu_backward(const Tensor& grad_output, const Tensor& self, const std::string& approximate) {
   return run_op(gelu_backward_def(), {&grad_output, &self}, {string_value(approximate)});
+}
+Tensor threshold_backward(const Tensor& grad_output, const Tensor& self, Scalar threshold) {
+  return run_op(threshold_backward_def(), {&grad_output, &self}, {threshold.abi()});
+}
+Tensor sigmoid_backward(const Tensor& grad_output, const Tensor& output) {
+  return run_op(sigmoid_backward_def(), {&grad_output, &output});
+}
+Tensor tanh_backward(const Tensor& grad_output, const Tensor& output) {
+  return run_op(tanh_backward_def(), {&grad_output, &output});
+}
+Tensor silu_backward(const Tensor& grad_output, const Tensor& self) {
+  return run_op(silu_backward_def(), {&grad_output, &self});
+}
+Tensor softplus_backward(const Tensor& grad_output, const Tensor& self, Scalar beta, Scalar threshold) {
+  return run_op(softplus_backward_def(), {&grad_output, &self}, {beta.abi(), threshold.abi()});
+}
+Tensor elu_backward(const Tensor& grad_output, const Tensor& self, Scalar alpha, Scalar scale, Scalar input_scale) {
+  return run_op(elu_backward_def(), {&grad_output, &self}, {alpha.abi(), scale.abi(), input_scale.abi()});
+}
+Tensor leaky_relu_backward(const Tensor& grad_output, const Tensor& self, Scalar negative_slope) {
+  return run_op(leaky_relu_backward_def(), {&grad_output, &self}, {negative_slope.abi()});
 }
 }  // namespace detail
 

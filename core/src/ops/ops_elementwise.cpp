@@ -1,6 +1,7 @@
 // ops_elementwise.cpp — add, sub, mul, neg, relu, exp and the arithmetic
 // operators (div and the rest of the elementwise family: ops_binary.cpp,
 // ops_unary.cpp).
+#include "activation_backward.h"
 #include "autograd/formula.h"
 #include "core_op.h"
 
@@ -108,8 +109,10 @@ LOOM_DERIVATIVE(mul_op, "MulBackward0", inputs(0, 1), none(), [](BackwardContext
   if (c.needs_grad(1)) c.set(1, c.grad() * c.input(0));
 })
 LOOM_DERIVATIVE(neg_op, "NegBackward0", none(), none(), [](BackwardContext& c) { c.set(0, neg(c.grad())); })
+// _threshold_backward (ops_activation_backward.cpp): one fused kernel where
+// the device has one.
 LOOM_DERIVATIVE(relu_op, "ReluBackward0", none(), outputs(0), [](BackwardContext& c) {
-  c.set(0, where(c.output(0) > 0, c.grad(), 0.0));
+  c.set(0, detail::threshold_backward(c.grad(), c.output(0), 0));
 })
 LOOM_DERIVATIVE(exp_op, "ExpBackward0", none(), outputs(0), [](BackwardContext& c) {
   c.set(0, c.grad() * c.output(0));

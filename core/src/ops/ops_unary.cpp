@@ -231,42 +231,33 @@ LOOM_DERIVATIVE_IN_FLOAT(tan_def, "TanBackward0", none(), outputs(0), [](Backwar
   const Tensor r = c.output(0);
   c.set(0, c.grad() * (r * r + 1.0));
 })
+// The activations' gradients are ops of their own
+// (ops_activation_backward.cpp): one fused kernel where the device has one,
+// the formula in elementwise ops where it does not.
 LOOM_DERIVATIVE_IN_FLOAT(tanh_def, "TanhBackward0", none(), outputs(0), [](BackwardContext& c) {
-  const Tensor r = c.output(0);
-  c.set(0, c.grad() * (1.0 - r * r));
+  c.set(0, detail::tanh_backward(c.grad(), c.output(0)));
 })
 LOOM_DERIVATIVE_IN_FLOAT(sigmoid_def, "SigmoidBackward0", none(), outputs(0), [](BackwardContext& c) {
-  const Tensor r = c.output(0);
-  c.set(0, c.grad() * (r * (1.0 - r)));
+  c.set(0, detail::sigmoid_backward(c.grad(), c.output(0)));
 })
 LOOM_DERIVATIVE_IN_FLOAT(erf_def, "ErfBackward0", inputs(0), none(), [](BackwardContext& c) {
   const Tensor x = c.input(0);
   c.set(0, c.grad() * (exp(-(x * x)) * std::numbers::inv_sqrtpi * 2.0));
 })
 LOOM_DERIVATIVE_IN_FLOAT(silu_def, "SiluBackward0", inputs(0), none(), [](BackwardContext& c) {
-  const Tensor x = c.input(0);
-  const Tensor s = sigmoid(x);
-  c.set(0, c.grad() * (s * (x * (1.0 - s) + 1.0)));
+  c.set(0, detail::silu_backward(c.grad(), c.input(0)));
 })
-
-// One op, _gelu_backward (ops_activation_backward.cpp): a fused kernel where
-// the device has one, the formula in elementwise ops where it does not.
 LOOM_DERIVATIVE_IN_FLOAT(gelu_def, "GeluBackward0", inputs(0), none(), [](BackwardContext& c) {
   c.set(0, detail::gelu_backward(c.grad(), c.input(0), std::string(c.str(0))));
 })
-// Above the threshold softplus is x itself; below, its slope is sigmoid(beta x).
 LOOM_DERIVATIVE_IN_FLOAT(softplus_def, "SoftplusBackward0", inputs(0), none(), [](BackwardContext& c) {
-  const Tensor xb = c.input(0) * c.scalar(0);
-  c.set(0, where(xb > c.scalar(1), c.grad(), c.grad() * sigmoid(xb)));
+  c.set(0, detail::softplus_backward(c.grad(), c.input(0), c.scalar(0), c.scalar(1)));
 })
 LOOM_DERIVATIVE_IN_FLOAT(elu_def, "EluBackward0", inputs(0), none(), [](BackwardContext& c) {
-  const double alpha = c.float_arg(0), scale = c.float_arg(1), input_scale = c.float_arg(2);
-  const Tensor x = c.input(0);
-  c.set(0, where(x > 0, c.grad() * scale,
-                 c.grad() * exp(x * input_scale) * (alpha * scale * input_scale)));
+  c.set(0, detail::elu_backward(c.grad(), c.input(0), c.scalar(0), c.scalar(1), c.scalar(2)));
 })
 LOOM_DERIVATIVE(leaky_relu_def, "LeakyReluBackward0", inputs(0), none(), [](BackwardContext& c) {
-  c.set(0, where(c.input(0) > 0, c.grad(), c.grad() * c.scalar(0)));
+  c.set(0, detail::leaky_relu_backward(c.grad(), c.input(0), c.scalar(0)));
 })
 // Replaced values (NaN and infinities) are constants.
 LOOM_DERIVATIVE(nan_to_num_def, "NanToNumBackward0", inputs(0), none(), [](BackwardContext& c) {

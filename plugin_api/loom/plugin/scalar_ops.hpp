@@ -268,6 +268,101 @@ struct GeluBackward {
   }
 };
 
+// The other activations' input gradients (ops_activation_backward.cpp's
+// ops), each grad_output times the slope, in opmath; floating types only.
+// Those of a second input `r` take the activation's result, the others its
+// input x. A parameter the op takes is a field, in opmath.
+
+// _threshold_backward(grad, x, threshold): grad where x > threshold, else 0
+// (relu's gradient with its result and threshold 0). NaN x gives 0.
+template <class T>
+struct ThresholdBackward {
+  opmath_t<T> threshold;
+  LOOM_HD T operator()(T grad, T x) const {
+    using V = opmath_t<T>;
+    return narrow<T>(widen(x) > threshold ? widen(grad) : V(0));
+  }
+};
+
+// _sigmoid_backward(grad, r): grad r (1 - r).
+template <class T>
+struct SigmoidBackward {
+  LOOM_HD T operator()(T grad, T result) const {
+    using V = opmath_t<T>;
+    const V r = widen(result);
+    return narrow<T>(widen(grad) * (r * (V(1) - r)));
+  }
+};
+
+// _tanh_backward(grad, r): grad (1 - r^2).
+template <class T>
+struct TanhBackward {
+  LOOM_HD T operator()(T grad, T result) const {
+    using V = opmath_t<T>;
+    const V r = widen(result);
+    return narrow<T>(widen(grad) * (V(1) - r * r));
+  }
+};
+
+// _silu_backward(grad, x): grad s (1 + x (1 - s)), s = sigmoid(x) (1/(1 +
+// e^-x): 0, not NaN, where e^-x overflows).
+template <class T>
+struct SiluBackward {
+  LOOM_HD T operator()(T grad, T self) const {
+    using V = opmath_t<T>;
+    const V x = widen(self), s = V(1) / (V(1) + math::exp(-x));
+    return narrow<T>(widen(grad) * (s * (V(1) + x * (V(1) - s))));
+  }
+};
+
+// _softplus_backward(grad, x, beta, threshold): grad where x beta >
+// threshold (softplus is x there), else grad sigmoid(x beta).
+template <class T>
+struct SoftplusBackward {
+  opmath_t<T> beta, threshold;
+  LOOM_HD T operator()(T grad, T self) const {
+    using V = opmath_t<T>;
+    const V xb = widen(self) * beta, g = widen(grad);
+    return narrow<T>(xb > threshold ? g : g / (V(1) + math::exp(-xb)));
+  }
+};
+
+// _elu_backward(grad, x, alpha, scale, input_scale): grad scale for x > 0,
+// else grad alpha scale input_scale e^(x input_scale). NaN x is NaN.
+template <class T>
+struct EluBackward {
+  opmath_t<T> alpha, scale, input_scale;
+  LOOM_HD T operator()(T grad, T self) const {
+    using V = opmath_t<T>;
+    const V x = widen(self), g = widen(grad);
+    return narrow<T>(x > V(0) ? g * scale : g * (math::exp(x * input_scale) * (alpha * scale * input_scale)));
+  }
+};
+
+// _leaky_relu_backward(grad, x, negative_slope): grad for x > 0, else grad
+// slope.
+template <class T>
+struct LeakyReluBackward {
+  opmath_t<T> negative_slope;
+  LOOM_HD T operator()(T grad, T self) const {
+    using V = opmath_t<T>;
+    const V g = widen(grad);
+    return narrow<T>(widen(self) > V(0) ? g : g * negative_slope);
+  }
+};
+
+// The ops above, for a plugin's registration: X(kernel name, op, functor,
+// number of Scalar values the functor takes in order). The CPU and CUDA
+// plugins expand this one list.
+#define LOOM_PLUGIN_ACTIVATION_BACKWARD_OPS(X)                        \
+  X(threshold_backward, "_threshold_backward", ThresholdBackward, 1) \
+  X(sigmoid_backward, "_sigmoid_backward", SigmoidBackward, 0)       \
+  X(tanh_backward, "_tanh_backward", TanhBackward, 0)                \
+  X(silu_backward, "_silu_backward", SiluBackward, 0)                \
+  X(softplus_backward, "_softplus_backward", SoftplusBackward, 2)    \
+  X(elu_backward, "_elu_backward", EluBackward, 3)                   \
+  X(leaky_relu_backward, "_leaky_relu_backward", LeakyReluBackward, 1)
+
 // ---------------------------------------------- comparisons, logical ---
 
 // Predicates on opmath values: NaN compares unequal to everything; signed

@@ -3,6 +3,8 @@
 // softplus, elu, leaky_relu (docs/kernel_conventions.md, "Elementwise unary
 // ops"), registered with their in-place forms as the CPU plugin does.
 // Functors: unary_ops.cuh (MathOp and the *Fn math); driver: unary_driver.cuh.
+// Also the activations' gradient ops (_gelu_backward ... _leaky_relu_backward),
+// whose math is loom/plugin/scalar_ops.hpp's, shared with the CPU plugin.
 //
 // Only the four floating dtypes are instantiated: 16-bit floats compute in
 // float, float64 in double.
@@ -11,6 +13,8 @@
 #include "vendor/gpu_target.hpp"
 
 #include <loom/plugin/scalar_ops.hpp>
+
+#include <utility>
 
 namespace loom::LOOM_GPU_NAMESPACE::ew {
 namespace {
@@ -121,6 +125,28 @@ void gelu_backward(const LoomKernelCall& c) {
   });
 }
 
+// The other activations' gradients (_threshold_backward ...
+// _leaky_relu_backward): one pass of the shared functor, as the CPU plugin
+// runs it, its parameters the op's Scalar values in order.
+template <template <class> class F, size_t... I>
+void activation_backward(const LoomKernelCall& c, const char* name, std::index_sequence<I...>) {
+  expect_arity(c, name, 2, 1);
+  const LoomTensorDesc& out = c.outputs[0];
+  for (int32_t i = 0; i < 2; ++i) expect_like(c.inputs[i], out, name);
+  visit<DTypes::Floating>(out.dtype, name, [&](auto tag) {
+    using T = decltype(tag);
+    const F<T> f{scalar_arg<opmath_t<T>>(c, name, static_cast<int32_t>(I))...};
+    elementwise<T, T, T>(out, {&c.inputs[0], &c.inputs[1]}, f, enter(c), name);
+  });
+}
+
+#define LOOM_CUDA_ACTIVATION_BACKWARD(fn, op, Functor, values)                             \
+  void fn(const LoomKernelCall& c) {                                                        \
+    activation_backward<plugin::ops::Functor>(c, op, std::make_index_sequence<values>{});   \
+  }
+LOOM_PLUGIN_ACTIVATION_BACKWARD_OPS(LOOM_CUDA_ACTIVATION_BACKWARD)
+#undef LOOM_CUDA_ACTIVATION_BACKWARD
+
 }  // namespace
 
 void register_unary_float_kernels(plugin::Registrar& r) {
@@ -146,6 +172,9 @@ void register_unary_float_kernels(plugin::Registrar& r) {
   r.kernel("gelu", LOOM_GPU_NAME, plugin::kernel<gelu>, kFloatingMask);
   r.kernel("gelu_", LOOM_GPU_NAME, plugin::kernel<gelu>, kFloatingMask);
   r.kernel("_gelu_backward", LOOM_GPU_NAME, plugin::kernel<gelu_backward>, kFloatingMask);
+#define LOOM_CUDA_REGISTER(fn, op, Functor, values) r.kernel(op, LOOM_GPU_NAME, plugin::kernel<fn>, kFloatingMask);
+  LOOM_PLUGIN_ACTIVATION_BACKWARD_OPS(LOOM_CUDA_REGISTER)
+#undef LOOM_CUDA_REGISTER
 }
 
 }  // namespace loom::LOOM_GPU_NAMESPACE::ew
