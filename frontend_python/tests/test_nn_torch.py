@@ -149,6 +149,47 @@ def test_layer_norm_and_group_norm():
     check_layer(nn.GroupNorm(3, 6, affine=False), torch.nn.GroupNorm(3, 6, affine=False), (3, 6, 5))
 
 
+class _TorchRMSNorm(torch.nn.Module):
+    """torch.nn.RMSNorm (PyTorch 2.4) written out, for PyTorch 1.13 as the oracle."""
+
+    def __init__(self, shape, eps=None, affine=True):
+        super().__init__()
+        self.shape, self.eps = (shape,) if isinstance(shape, int) else tuple(shape), eps
+        self.weight = torch.nn.Parameter(torch.ones(self.shape)) if affine else None
+
+    def forward(self, x):
+        dims = tuple(range(-len(self.shape), 0))
+        eps = torch.finfo(x.dtype).eps if self.eps is None else self.eps
+        y = x * torch.rsqrt(x.pow(2).mean(dims, keepdim=True) + eps)
+        return y * self.weight if self.weight is not None else y
+
+
+def test_rms_norm_matches_the_written_out_formula():
+    lm, tm = nn.RMSNorm(6), _TorchRMSNorm(6)
+    with torch.no_grad():
+        tm.weight.uniform_(0.5, 1.5)
+    lm.load_state_dict({k: to_loom(v) for k, v in tm.state_dict().items()})
+    check_layer(lm, tm, (3, 4, 6))
+    check_layer(nn.RMSNorm([4, 6], eps=0.1, elementwise_affine=False), _TorchRMSNorm([4, 6], 0.1, False), (3, 4, 6))
+    # Rows long enough for the kernels' vector loops, split over threads.
+    lm, tm = nn.RMSNorm(768), _TorchRMSNorm(768)
+    check_layer(lm, tm, (64, 768))
+    assert "eps=None" in repr(nn.RMSNorm(4))
+    # eps None is the dtype's machine epsilon: a zero row stays 0, not NaN.
+    z = F.rms_norm(loom.zeros(2, 4, dtype=loom.float64), 4)
+    assert z.tolist() == [[0.0] * 4] * 2
+
+
+def test_layer_norm_gradients_over_many_rows():
+    # Enough rows for the gradient kernel's per-thread blocks.
+    lm, tm = nn.LayerNorm(768), torch.nn.LayerNorm(768)
+    with torch.no_grad():
+        tm.weight.uniform_(0.5, 1.5)
+        tm.bias.uniform_(-1, 1)
+    lm.load_state_dict({k: to_loom(v) for k, v in tm.state_dict().items()})
+    check_layer(lm, tm, (256, 768), rtol=1e-4, atol=1e-4)
+
+
 def test_embedding_with_padding_idx():
     lm, tm = nn.Embedding(10, 4, padding_idx=-1), torch.nn.Embedding(10, 4, padding_idx=-1)
     assert lm.padding_idx == 9

@@ -246,6 +246,14 @@ LOOM_GRAD_CASES("_cross_entropy_backward", [] {
 
 // ---- normalisation -----------------------------------------------------------------------
 
+namespace {
+// Every output of a gradient op.
+std::vector<Tensor> all_of(std::tuple<Tensor, Tensor, Tensor> r) {
+  return {std::get<0>(r), std::get<1>(r), std::get<2>(r)};
+}
+std::vector<Tensor> all_of(std::tuple<Tensor, Tensor> r) { return {std::get<0>(r), std::get<1>(r)}; }
+}  // namespace
+
 LOOM_GRAD_CASES("layer_norm", [] {
   return std::vector<GradCase>{
       {"weight and bias", {arg({2, 3, 4}), arg({4}), arg({4})},
@@ -254,6 +262,29 @@ LOOM_GRAD_CASES("layer_norm", [] {
        [](const Args& x) { return out(loom::layer_norm(x[0], {2, 4})); }},
       {"weight only, eps", {arg({3, 5}), arg({5})},
        [](const Args& x) { return out(loom::layer_norm(x[0], {5}, x[1], {}, 0.1)); }}};
+})
+LOOM_GRAD_CASES("rms_norm", [] {
+  return std::vector<GradCase>{
+      {"weight", {arg({2, 3, 4}), arg({4})}, [](const Args& x) { return out(loom::rms_norm(x[0], {4}, x[1])); }},
+      {"two dims, no weight, strided", {strided_arg({3, 2, 4})},
+       [](const Args& x) { return out(loom::rms_norm(x[0], {2, 4})); }},
+      {"weight, eps", {arg({3, 5}), arg({5})}, [](const Args& x) { return out(loom::rms_norm(x[0], {5}, x[1], 0.1)); }}};
+})
+// The gradient ops, differentiated through their composites (double
+// backward): every output, with respect to grad_output, input and weight.
+LOOM_GRAD_CASES("_layer_norm_backward", [] {
+  return std::vector<GradCase>{
+      {"weight", {arg({3, 4}), arg({3, 4}), arg({4})},
+       [](const Args& x) { return all_of(loom::layer_norm_backward(x[0], x[1], {4}, x[2], 1e-5)); }},
+      {"two dims, no weight, strided", {arg({2, 2, 3}), strided_arg({2, 2, 3})},
+       [](const Args& x) { return all_of(loom::layer_norm_backward(x[0], x[1], {2, 3}, {}, 0.1)); }}};
+})
+LOOM_GRAD_CASES("_rms_norm_backward", [] {
+  return std::vector<GradCase>{
+      {"weight", {arg({3, 4}), arg({3, 4}), arg({4})},
+       [](const Args& x) { return all_of(loom::rms_norm_backward(x[0], x[1], {4}, x[2], 1e-5)); }},
+      {"two dims, no weight, strided", {arg({2, 2, 3}), strided_arg({2, 2, 3})},
+       [](const Args& x) { return all_of(loom::rms_norm_backward(x[0], x[1], {2, 3}, {}, 0.1)); }}};
 })
 LOOM_GRAD_CASES("group_norm", [] {
   return std::vector<GradCase>{
@@ -271,9 +302,6 @@ struct RunningStats {
 };
 RunningStats running_stats(int64_t C, DType t = DType::Float64) {
   return {constant({C}, -0.5, 0.5).to(t), constant({C}, 0.5, 2).to(t)};
-}
-std::vector<Tensor> all_of(std::tuple<Tensor, Tensor, Tensor> r) {
-  return {std::get<0>(r), std::get<1>(r), std::get<2>(r)};
 }
 }  // namespace
 

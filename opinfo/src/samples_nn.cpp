@@ -1,5 +1,6 @@
 // samples_nn.cpp — softmax, log_softmax, scaled_dot_product_attention,
-// layer_norm, group_norm, batch_norm, _batch_norm_backward.
+// layer_norm, rms_norm and their gradient ops, group_norm, batch_norm,
+// _batch_norm_backward.
 #include "sample_util.h"
 
 namespace loom::opinfo {
@@ -104,6 +105,39 @@ LOOM_OP_SAMPLES("layer_norm", {
                      c.call("empty batch", {c.tensor({0, 4})}, {L({4})}),
                      c.call("large", {c.tensor({64, 1024}), c.tensor({1024}), c.tensor({1024})}, {L({1024})})};
     }})
+
+// rms_norm(input, normalized_shape, weight, eps): eps None is the dtype's
+// machine epsilon.
+LOOM_OP_SAMPLES("rms_norm", {
+    .make = [](const SampleContext& c) {
+      return Samples{c.call("last dim", {c.tensor({4, 6})}, {L({6})}),
+                     c.call("last two dims, weight", {c.tensor({2, 3, 4}), c.tensor({3, 4})}, {L({3, 4})}),
+                     c.call("eps=0.1", {c.tensor({3, 5}), c.tensor({5})}, {L({5}), F(0.1)}),
+                     c.call("zero rows", {zeros({3, 4}, c.dtype())}, {L({4})}),
+                     c.call("empty batch", {c.tensor({0, 4})}, {L({4})}),
+                     c.call("large", {c.tensor({64, 1024}), c.tensor({1024})}, {L({1024})})};
+    }})
+
+// The gradient ops (grad_output, input, normalized_shape, weight, eps): the
+// parameters' gradients sum over the leading dims.
+Samples norm_backward_samples(const SampleContext& c) {
+  auto args = [&](Shape x, std::optional<Shape> w) {
+    std::vector<std::optional<Tensor>> t{c.tensor(x, -1, 1), c.tensor(x)};
+    t.push_back(w ? std::optional<Tensor>(c.tensor(*w)) : std::nullopt);
+    return t;
+  };
+  return Samples{c.call("last dim, weight", args({4, 6}, Shape{6}), {L({6}), F(1e-5)}),
+                 c.call("last two dims, no weight", args({2, 3, 4}, std::nullopt), {L({3, 4}), F(1e-5)}),
+                 c.call("all dims", args({3, 5}, Shape{3, 5}), {L({3, 5}), F(0.1)}),
+                 c.call("empty batch", args({0, 4}, Shape{4}), {L({4}), F(1e-5)}),
+                 c.call("large", args({64, 1024}, Shape{1024}), {L({1024}), F(1e-5)})};
+}
+LOOM_OP_SAMPLES("_layer_norm_backward", {.accumulates = true, .make = [](const SampleContext& c) {
+                  return norm_backward_samples(c);
+                }})
+LOOM_OP_SAMPLES("_rms_norm_backward", {.accumulates = true, .make = [](const SampleContext& c) {
+                  return norm_backward_samples(c);
+                }})
 
 LOOM_OP_SAMPLES("group_norm", {
     .make = [](const SampleContext& c) {

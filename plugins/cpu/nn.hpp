@@ -1,4 +1,4 @@
-// The nn kernels (softmax, layer_norm, cross_entropy, rnn), one declaration
+// The nn kernels (softmax, layer_norm and rms_norm, cross_entropy, rnn), one declaration
 // per kernel, grouped by the file that defines and registers it. Each is
 // `void(const LoomKernelCall&)` and throws plugin::Failure on a bad call.
 // What each receives is docs/kernel_conventions.md, "Nn".
@@ -14,6 +14,11 @@ void log_softmax(const LoomKernelCall& c);
 
 // nn_norm.cpp
 void layer_norm(const LoomKernelCall& c);
+void rms_norm(const LoomKernelCall& c);
+
+// nn_norm_backward.cpp
+void layer_norm_backward(const LoomKernelCall& c);  // op _layer_norm_backward
+void rms_norm_backward(const LoomKernelCall& c);    // op _rms_norm_backward
 
 // nn_cross_entropy.cpp (class-index targets; float32 and float64)
 void cross_entropy(const LoomKernelCall& c);

@@ -374,7 +374,8 @@ bool allclose(const Tensor& self, const Tensor& other, double rtol = 1e-5, doubl
 
 namespace detail {
 // A view of `self`'s storage; in grad mode it is tracked as a view and gets
-// a grad_fn named `grad_fn_name` when `self` requires grad. `expand`: the
+// a grad_fn named `grad_fn_name` when `self` requires grad (null: none, the
+// caller records one node for several views, as split does). `expand`: the
 // view repeats elements (stride 0), so its gradient is summed back.
 Tensor make_view(const Tensor& self, IntArrayRef sizes, IntArrayRef strides, int64_t offset,
                  const char* grad_fn_name, bool expand = false);

@@ -157,7 +157,8 @@ void record_view(const Tensor& input, const Tensor& view, const char* name, bool
   const bool grad_leaf = in->requires_grad() && (!m || !m->grad_fn);
   TensorImpl* base = in->view_base() && !grad_leaf ? in->view_base() : in;
   view.impl()->set_view_base(loom::detail::IntrusivePtr<TensorImpl>(base));
-  if (!in->requires_grad()) return;
+  // No name: the caller records one node for several views (split).
+  if (!in->requires_grad() || !name) return;
   auto node = loom::detail::make_intrusive<ViewNode>(name, Geometry::of(input), Geometry::of(view), expand);
   node->next_edges_.push_back(gradient_edge(input));
   node->input_meta_.push_back(meta_of(view));
@@ -275,6 +276,50 @@ bool overlaps(const Geometry& v) {
   return false;
 }
 
+// A geometry's dims of size above 1, as (size, stride).
+using Dims = std::vector<std::pair<int64_t, int64_t>>;
+Dims real_dims(const Geometry& g) {
+  Dims out;
+  for (size_t i = 0; i < g.sizes.size(); ++i)
+    if (g.sizes[i] != 1) out.emplace_back(g.sizes[i], g.strides[i]);
+  return out;
+}
+
+// Those dims with each merged into the one before it where the two step as
+// one (outer stride = inner stride · inner size): two geometries with the
+// same result visit the same memory in the same row-major order.
+Dims coalesced(const Geometry& g) {
+  Dims out;
+  for (const auto& [size, stride] : real_dims(g)) {
+    if (!out.empty() && out.back().second == stride * size) out.back() = {out.back().first * size, stride};
+    else out.emplace_back(size, stride);
+  }
+  return out;
+}
+
+// Where a view is a rearrangement of all of its input's elements (no
+// element shared), its gradient is the view's gradient rearranged back,
+// with no buffer: a reshape when the view keeps the input's element order
+// (view, reshape, flatten of a strided input), a permute when it permutes
+// the input's dims (transpose, permute, squeeze/unsqueeze). Undefined when
+// neither holds.
+Tensor rearranged_back(const Tensor& g, const Geometry& input, const Geometry& view) {
+  const int64_t n = shape_numel(input.sizes);
+  if (n == 0 || shape_numel(view.sizes) != n || view.offset != input.offset || overlaps(input)) return Tensor();
+  if (coalesced(view) == coalesced(input)) return g.reshape(input.sizes);
+  const Dims vd = real_dims(view), id = real_dims(input);
+  if (vd.size() != id.size()) return Tensor();
+  // order[j]: the view dim that is input dim j (strides are distinct: no overlap).
+  DimVector order, view_sizes;
+  for (const auto& d : vd) view_sizes.push_back(d.first);
+  for (const auto& d : id) {
+    const auto at = std::find(vd.begin(), vd.end(), d);
+    if (at == vd.end()) return Tensor();
+    order.push_back(at - vd.begin());
+  }
+  return g.reshape(view_sizes).permute(order).reshape(input.sizes);
+}
+
 // The memory offset (from `rel`) of every element of `v`, row-major.
 Tensor storage_indices(const Geometry& v, int64_t rel, Device device) {
   Tensor idx = loom::full({}, rel, DType::Int64, device);
@@ -293,11 +338,7 @@ std::vector<Tensor> ViewNode::apply(std::vector<Tensor>&& grads) {
   if (!g.defined()) return {Tensor()};
   if (expand_) return {sum_to(g, input_.sizes)};
   const int64_t in_numel = shape_numel(input_.sizes);
-  // A view over all of a dense input in the same order: just reshape.
-  if (shape_numel(view_.sizes) == in_numel && view_.offset == input_.offset &&
-      view_.strides == contiguous_strides(view_.sizes) &&
-      input_.strides == contiguous_strides(input_.sizes))
-    return {g.reshape(input_.sizes)};
+  if (Tensor r = rearranged_back(g, input_, view_); r.defined()) return {r};
   // Else place the view's gradient where its elements sit in the input.
   int64_t extent = 1;
   for (size_t i = 0; i < input_.sizes.size(); ++i)

@@ -1,5 +1,5 @@
 // nn_norm_util.h (core-internal) — what the normalisation ops share:
-// layer_norm and group_norm (ops_nn_norm.cpp), batch_norm and its gradient
+// layer_norm, rms_norm and group_norm (ops_nn_norm.cpp), batch_norm and its gradient
 // op (ops_batch_norm.cpp). Argument checks, the statistics' dtype, and the
 // standardisation math their composites and derivatives are written with.
 #pragma once
@@ -17,6 +17,17 @@ namespace loom::detail::norm {
 
 // The dtype statistics are computed in: float32 for the 16-bit floats.
 inline DType stats_dtype(DType t) { return opmath_dtype(t); }
+
+// The distance from 1 to the next value of a floating dtype (torch.finfo's
+// eps): rms_norm's default eps.
+constexpr double dtype_epsilon(DType t) {
+  switch (t) {
+    case DType::Float16: return 0.0009765625;      // 2^-10
+    case DType::BFloat16: return 0.0078125;        // 2^-7
+    case DType::Float64: return 2.220446049250313e-16;  // 2^-52
+    default: return 1.1920928955078125e-07;        // float32: 2^-23
+  }
+}
 
 inline void check_floating(const std::string& op, const Tensor& t, const char* what) {
   LOOM_CHECK(is_floating_point(t.dtype()), op, ": expected a floating point ", what, ", got ", name(t.dtype()));

@@ -1,5 +1,7 @@
-// ops_nn_norm.cpp — layer_norm (a CPU kernel, and a composite for other
-// devices) and group_norm (a composite); batch_norm is in ops_batch_norm.cpp.
+// ops_nn_norm.cpp — layer_norm and rms_norm with their gradient ops
+// _layer_norm_backward and _rms_norm_backward (CPU kernels, composites for
+// other devices), and group_norm (a composite); batch_norm is in
+// ops_batch_norm.cpp.
 // What the layer_norm kernel sees is docs/kernel_conventions.md, "Nn". The
 // composites compute float16/bfloat16 inputs in float32 and cast the result
 // back. Each has a fused derivative: the composites' own graphs would be
@@ -25,8 +27,10 @@ void set_channel_affine_grads(autograd::BackwardContext& c, const Tensor& g, con
 
 // ------------------------------------------------------------ layer_norm ---
 
-void prepare_layer_norm(OpCall& call) {
-  const Tensor& x = call.arg(0);
+// normalized_shape (values[0]) against the input's trailing sizes, and
+// the per-feature parameters args[1, 1 + params) (absent, or of that shape
+// and the input's dtype). Returns normalized_shape.
+IntArrayRef check_normalized(OpCall& call, const Tensor& x, size_t first_param, size_t params) {
   const std::string& op = call.op->name();
   check_floating(op, x, "input");
   const LoomValue& ns = call.values[0];
@@ -37,20 +41,61 @@ void prepare_layer_norm(OpCall& call) {
   for (int64_t i = 0; match && i < k; ++i) match = x.size(x.dim() - k + i) == shape[i];
   LOOM_CHECK(match, op, ": given normalized_shape=", shape_str(shape), ", expected input with shape [*, ",
              shape_str(shape).substr(1), ", but got input of size ", shape_str(x.sizes()));
-  for (int i = 1; i < 3; ++i) {
+  for (size_t i = first_param; i < first_param + params; ++i) {
     const Tensor* p = call.args[i];
     if (!p || !p->defined()) continue;
-    const char* what = i == 1 ? "weight" : "bias";
+    const char* what = i == first_param ? "weight" : "bias";
     LOOM_CHECK(p->sizes() == shape, op, ": expected ", what, " of shape normalized_shape=", shape_str(shape),
                ", got ", shape_str(p->sizes()));
     check_param(op, p, what, x.dtype(), p->numel());
   }
-  call.inputs.resize(3);
-  for (size_t i = 0; i < 3; ++i) {
+  return shape;
+}
+
+// Every tensor argument in the input's dtype (absent ones stay absent).
+void set_inputs_in(OpCall& call, DType dtype) {
+  call.inputs.resize(call.args.size());
+  for (size_t i = 0; i < call.args.size(); ++i) {
     const Tensor* t = call.args[i];
-    set_input(call, i, x.dtype(), t && t->defined() ? t->sizes() : IntArrayRef());
+    set_input(call, i, dtype, t && t->defined() ? t->sizes() : IntArrayRef());
   }
+}
+
+void prepare_layer_norm(OpCall& call) {
+  check_normalized(call, call.arg(0), 1, 2);
+  set_inputs_in(call, call.arg(0).dtype());
   plan_like_input(call);
+}
+
+// rms_norm's eps (values[1]): None becomes the input dtype's machine
+// epsilon (PyTorch's default), so a kernel always sees a FLOAT.
+void resolve_rms_eps(OpCall& call, DType dtype) {
+  if (call.values[1].kind == LOOM_VALUE_NONE) call.values[1] = detail::float_value(dtype_epsilon(dtype));
+}
+
+void prepare_rms_norm(OpCall& call) {
+  check_normalized(call, call.arg(0), 1, 1);
+  resolve_rms_eps(call, call.arg(0).dtype());
+  set_inputs_in(call, call.arg(0).dtype());
+  plan_like_input(call);
+}
+
+// The gradient ops: (grad_output, input, weight) with values
+// (normalized_shape, eps); outputs grad_input like the input and `params`
+// parameter gradients of normalized_shape, in the input's dtype.
+void prepare_norm_backward(OpCall& call, size_t params) {
+  const Tensor& g = call.arg(0);
+  const Tensor& x = call.arg(1);
+  const std::string& op = call.op->name();
+  const IntArrayRef shape = check_normalized(call, x, 2, 1);
+  LOOM_CHECK(g.sizes() == x.sizes() && g.dtype() == x.dtype(), op,
+             ": expected grad_output of the input's size ", shape_str(x.sizes()), " and dtype ", name(x.dtype()),
+             ", got ", shape_str(g.sizes()), " and ", name(g.dtype()));
+  if (call.values[1].kind == LOOM_VALUE_NONE) resolve_rms_eps(call, x.dtype());
+  set_inputs_in(call, x.dtype());
+  plan_output(call, x.dtype(), x.sizes());
+  for (size_t i = 0; i < params; ++i) plan_output(call, x.dtype(), shape);
+  call.compute_dtype = x.dtype();
 }
 
 // The last k dims of an ndim-d tensor: those layer_norm normalises.
@@ -76,17 +121,94 @@ LOOM_CORE_OP(layer_norm_op,
              "float eps=1e-05) -> Tensor",
              prepare_layer_norm, layer_norm_composite)
 
+// The leading dims, which the parameters' gradients sum over.
+DimVector lead_dims(int64_t ndim, int64_t k) {
+  DimVector dims;
+  for (int64_t d = 0; d < ndim - k; ++d) dims.push_back(d);
+  return dims;
+}
+
+// t summed over the leading dims (none: t itself; an empty dim list would
+// sum everything).
+Tensor sum_leading(const Tensor& t, int64_t k) {
+  const DimVector dims = lead_dims(t.dim(), k);
+  return dims.empty() ? t : sum(t, IntArrayRef(dims));
+}
+
+// x normalised over its last k dims: x̂ = (x - mean)·rstd for layer_norm,
+// x·rstd with rstd = 1/√(mean(x²) + eps) for rms_norm (not centred).
+Standardized normalized(const Tensor& x, int64_t k, double eps, bool centred) {
+  const DimVector dims = last_dims(x.dim(), k);
+  if (centred) return standardize(x, dims, eps);
+  const Tensor rstd = rsqrt(mean(x * x, IntArrayRef(dims), true) + num(eps, x));
+  return {x * rstd, rstd};
+}
+
+// The gradient ops' composite: grad_input, then the weight's (Σ g·x̂ over
+// the leading dims) and, for layer_norm, the bias's (Σ g). rms_norm's
+// grad_input has no mean(g) term: rstd·(g·w - x̂·mean(g·w·x̂)).
+void norm_backward_composite(OpCall& call, bool centred) {
+  const Tensor& in = call.arg(1);
+  const int64_t k = call.values[0].u.ints.size;
+  const DimVector dims = last_dims(in.dim(), k);
+  const Tensor x = in.to(stats_dtype(in.dtype())), g = call.arg(0).to(x.dtype());
+  const Standardized s = normalized(x, k, call.values[1].u.f, centred);
+  const Tensor* w = call.args[2];
+  const Tensor gxhat = w && w->defined() ? g * w->to(x.dtype()) : g;
+  const Tensor gi = centred ? standardize_backward(s, gxhat, dims)
+                            : s.rstd * (gxhat - s.xhat * mean(gxhat * s.xhat, IntArrayRef(dims), true));
+  call.result(0) = gi.to(in.dtype());
+  call.result(1) = sum_leading(g * s.xhat, k).to(in.dtype());
+  if (centred) call.result(2) = sum_leading(g, k).to(in.dtype());
+}
+
+LOOM_CORE_OP(layer_norm_backward_op,
+             "_layer_norm_backward(Tensor grad_output, Tensor input, int[] normalized_shape, Tensor? weight, "
+             "float eps) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)",
+             [](OpCall& call) { prepare_norm_backward(call, 2); },
+             [](OpCall& call) { norm_backward_composite(call, true); })
+
+// The gradient op computes every output; a device kernel computes the
+// parameters' cross-row sums in the same pass as grad_input.
 LOOM_DERIVATIVE(layer_norm_op, "NativeLayerNormBackward0", autograd::inputs(0, 1), autograd::none(),
                 [](autograd::BackwardContext& c) {
+                  const Tensor w = c.has_input(1) ? c.input(1) : Tensor();
+                  const auto [gi, gw, gb] =
+                      layer_norm_backward(c.grad(), c.input(0), c.int_list(0), w, c.float_arg(1));
+                  if (c.needs_grad(0)) c.set(0, gi);
+                  if (c.needs_grad(1)) c.set(1, gw);
+                  if (c.needs_grad(2)) c.set(2, gb);
+                })
+
+// -------------------------------------------------------------- rms_norm ---
+
+void rms_norm_composite(OpCall& call) {
+  const Tensor& in = call.arg(0);
+  const Tensor x = in.to(stats_dtype(in.dtype()));
+  const int64_t k = call.values[0].u.ints.size;
+  const IntArrayRef pshape(call.values[0].u.ints.data, static_cast<size_t>(k));
+  call.result() = affine(normalized(x, k, call.values[1].u.f, false).xhat, call.args[1], nullptr, pshape)
+                      .to(in.dtype());
+}
+
+LOOM_CORE_OP(rms_norm_op,
+             "rms_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, float? eps=None) -> Tensor",
+             prepare_rms_norm, rms_norm_composite)
+
+LOOM_CORE_OP(rms_norm_backward_op,
+             "_rms_norm_backward(Tensor grad_output, Tensor input, int[] normalized_shape, Tensor? weight, "
+             "float eps) -> (Tensor grad_input, Tensor grad_weight)",
+             [](OpCall& call) { prepare_norm_backward(call, 1); },
+             [](OpCall& call) { norm_backward_composite(call, false); })
+
+LOOM_DERIVATIVE(rms_norm_op, "RmsNormBackward0", autograd::inputs(0, 1), autograd::none(),
+                [](autograd::BackwardContext& c) {
                   const Tensor in = c.input(0);
-                  const DimVector dims = last_dims(in.dim(), static_cast<int64_t>(c.int_list(0).size()));
-                  const Tensor x = in.to(stats_dtype(in.dtype())), g = c.grad().to(x.dtype());
-                  const Standardized s = standardize(x, dims, c.float_arg(1));
-                  if (c.needs_grad(0))
-                    c.set(0, standardize_backward(s, c.has_input(1) ? g * c.input(1).to(x.dtype()) : g, dims));
-                  // The node sums these over the leading dims, down to normalized_shape.
-                  if (c.needs_grad(1)) c.set(1, g * s.xhat);
-                  if (c.needs_grad(2)) c.set(2, g);
+                  const Tensor w = c.has_input(1) ? c.input(1) : Tensor();
+                  const double eps = c.is_none(1) ? dtype_epsilon(in.dtype()) : c.float_arg(1);
+                  const auto [gi, gw] = rms_norm_backward(c.grad(), in, c.int_list(0), w, eps);
+                  if (c.needs_grad(0)) c.set(0, gi);
+                  if (c.needs_grad(1)) c.set(1, gw);
                 })
 
 // ------------------------------------------------------------ group_norm ---
@@ -146,6 +268,32 @@ Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const Tenso
                   double eps) {
   return detail::run_op(layer_norm_op(), {&input, &weight, &bias},
                         {detail::int_list_value(normalized_shape), detail::float_value(eps)});
+}
+
+std::tuple<Tensor, Tensor, Tensor> layer_norm_backward(const Tensor& grad_output, const Tensor& input,
+                                                       IntArrayRef normalized_shape, const Tensor& weight,
+                                                       double eps) {
+  OpCall call(layer_norm_backward_op());
+  for (const Tensor* t : {&grad_output, &input, &weight}) call.args.push_back(t);
+  call.values.push_back(detail::int_list_value(normalized_shape));
+  call.values.push_back(detail::float_value(eps));
+  dispatch(call);
+  return {std::move(call.outputs[0].result), std::move(call.outputs[1].result), std::move(call.outputs[2].result)};
+}
+
+Tensor rms_norm(const Tensor& input, IntArrayRef normalized_shape, const Tensor& weight, std::optional<double> eps) {
+  return detail::run_op(rms_norm_op(), {&input, &weight},
+                        {detail::int_list_value(normalized_shape), eps ? detail::float_value(*eps) : detail::none_value()});
+}
+
+std::tuple<Tensor, Tensor> rms_norm_backward(const Tensor& grad_output, const Tensor& input,
+                                             IntArrayRef normalized_shape, const Tensor& weight, double eps) {
+  OpCall call(rms_norm_backward_op());
+  for (const Tensor* t : {&grad_output, &input, &weight}) call.args.push_back(t);
+  call.values.push_back(detail::int_list_value(normalized_shape));
+  call.values.push_back(detail::float_value(eps));
+  dispatch(call);
+  return {std::move(call.outputs[0].result), std::move(call.outputs[1].result)};
 }
 
 Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight, const Tensor& bias,

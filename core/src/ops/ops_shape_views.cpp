@@ -2,6 +2,7 @@
 // flatten, unflatten, movedim, slice, split, chunk, unbind. Each is sizes,
 // strides and an offset over the base's storage (as_strided), so it needs no
 // kernel on any device and a write through the view shows in the base.
+#include <loom/autograd.h>
 #include <loom/error.h>
 #include <loom/op_call.h>
 #include <loom/ops.h>
@@ -133,12 +134,37 @@ Tensor slice(const Tensor& a, int64_t dim, std::optional<int64_t> start, std::op
 }
 
 namespace {
-// Piece [start, start + length) of dim d, a view whose node has PyTorch's
-// name for the op that cut it (SplitBackward0 ...), not narrow's.
-Tensor piece(const Tensor& a, int64_t d, int64_t start, int64_t length, const char* node) {
+// Piece [start, start + length) of dim d: a view with no node of its own
+// (record_pieces makes one for all of them).
+Tensor piece(const Tensor& a, int64_t d, int64_t start, int64_t length) {
   DimVector sz(a.sizes());
   sz[static_cast<size_t>(d)] = length;
-  return detail::make_view(a, sz, a.strides(), a.storage_offset() + start * a.strides()[d], node);
+  return detail::make_view(a, sz, a.strides(), a.storage_offset() + start * a.strides()[d], nullptr);
+}
+
+// One node for all the pieces of `a` along dim d, named as PyTorch names the
+// op that cut them (SplitBackward0 ...): its backward writes every piece's
+// gradient into one tensor (cat, or stack for unbind's pieces, which lost
+// the dim), zeros for a piece that got none — not a zero-filled base per
+// piece, summed.
+std::vector<Tensor> record_pieces(const Tensor& a, std::vector<Tensor> pieces, int64_t d, const char* name,
+                                  bool dim_removed) {
+  autograd::record_custom_function(
+      name, {a}, pieces,
+      [d, dim_removed, dtype = a.dtype(), device = a.device(),
+       shapes = [&] {
+         std::vector<DimVector> v;
+         for (const Tensor& p : pieces) v.emplace_back(p.sizes());
+         return v;
+       }()](const std::vector<Tensor>& grads) -> std::vector<Tensor> {
+        std::vector<Tensor> parts;
+        parts.reserve(grads.size());
+        for (size_t i = 0; i < grads.size(); ++i)
+          parts.push_back(grads[i].defined() ? grads[i] : loom::zeros(shapes[i], dtype, device));
+        if (parts.empty()) return {Tensor()};
+        return {dim_removed ? loom::stack(parts, d) : loom::cat(parts, d)};
+      });
+  return pieces;
 }
 }  // namespace
 
@@ -156,10 +182,10 @@ std::vector<Tensor> split(const Tensor& a, IntArrayRef split_sizes, int64_t dim)
   std::vector<Tensor> out;
   int64_t at = 0;
   for (int64_t s : split_sizes) {
-    out.push_back(piece(a, d, at, s, "SplitWithSizesBackward0"));
+    out.push_back(piece(a, d, at, s));
     at += s;
   }
-  return out;
+  return record_pieces(a, std::move(out), d, "SplitWithSizesBackward0", false);
 }
 
 std::vector<Tensor> split(const Tensor& a, int64_t split_size, int64_t dim) {
@@ -173,9 +199,9 @@ std::vector<Tensor> split(const Tensor& a, int64_t split_size, int64_t dim) {
   std::vector<Tensor> out;
   for (int64_t i = 0; i < pieces; ++i) {
     const int64_t start = i * split_size;
-    out.push_back(piece(a, d, start, std::max<int64_t>(std::min(split_size, n - start), 0), "SplitBackward0"));
+    out.push_back(piece(a, d, start, std::max<int64_t>(std::min(split_size, n - start), 0)));
   }
-  return out;
+  return record_pieces(a, std::move(out), d, "SplitBackward0", false);
 }
 
 std::vector<Tensor> chunk(const Tensor& a, int64_t chunks, int64_t dim) {
@@ -197,8 +223,8 @@ std::vector<Tensor> unbind(const Tensor& a, int64_t dim) {
   sz.erase(static_cast<size_t>(d));
   st.erase(static_cast<size_t>(d));
   for (int64_t i = 0; i < a.sizes()[d]; ++i)
-    out.push_back(detail::make_view(a, sz, st, a.storage_offset() + i * a.strides()[d], "UnbindBackward0"));
-  return out;
+    out.push_back(detail::make_view(a, sz, st, a.storage_offset() + i * a.strides()[d], nullptr));
+  return record_pieces(a, std::move(out), d, "UnbindBackward0", true);
 }
 
 }  // namespace loom

@@ -343,6 +343,14 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     return _loom.layer_norm(input, list(normalized_shape), weight, bias, eps)
 
 
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """x / sqrt(mean(x**2) + eps) * weight over the trailing ``normalized_shape`` dims; eps
+    defaults to the input dtype's machine epsilon (``torch.nn.functional.rms_norm``)."""
+    if isinstance(normalized_shape, numbers.Integral):
+        normalized_shape = [normalized_shape]
+    return _loom.rms_norm(input, list(normalized_shape), weight, eps)
+
+
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     return _loom.group_norm(input, num_groups, weight, bias, eps)
 

@@ -85,6 +85,18 @@ std::tuple<Tensor, Tensor, Tensor> scaled_dot_product_attention_backward(
 // bias have that shape.
 Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const Tensor& weight = {},
                   const Tensor& bias = {}, double eps = 1e-5);
+// Root-mean-square normalisation over the trailing dims given by
+// normalized_shape: x / sqrt(mean(x²) + eps) · weight (weight of that
+// shape, or none); eps defaults to the input dtype's machine epsilon.
+Tensor rms_norm(const Tensor& input, IntArrayRef normalized_shape, const Tensor& weight = {},
+                std::optional<double> eps = std::nullopt);
+// The gradient ops layer_norm's and rms_norm's backward call: grad_input,
+// then the weight's gradient (and layer_norm's bias's), of normalized_shape.
+std::tuple<Tensor, Tensor, Tensor> layer_norm_backward(const Tensor& grad_output, const Tensor& input,
+                                                       IntArrayRef normalized_shape, const Tensor& weight,
+                                                       double eps);
+std::tuple<Tensor, Tensor> rms_norm_backward(const Tensor& grad_output, const Tensor& input,
+                                             IntArrayRef normalized_shape, const Tensor& weight, double eps);
 // input (N, C, *): statistics per sample over each group of C / num_groups
 // channels; weight and bias are per channel [C].
 Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight = {},
