@@ -21,8 +21,14 @@
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define LOOM_CPU_CLONES __attribute__((target_clones("avx2", "default")))
+// The loops of the float math functions (unary_math.hpp), which compute in
+// double and are bound by arithmetic, not memory: an AVX-512 clone runs
+// twice the lanes. No FMA is contracted (-ffp-contract=off), so every clone
+// gives the same bits.
+#define LOOM_CPU_MATH_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 #else
 #define LOOM_CPU_CLONES
+#define LOOM_CPU_MATH_CLONES
 #endif
 
 namespace loom::cpu {

@@ -264,15 +264,36 @@ struct GeluBackward {
   }
 };
 
+// Contiguous operands: one flat loop in the math clones (an AVX-512 one
+// too), since the slope is bound by arithmetic; binary_loops.hpp's loop
+// has only the AVX2 and baseline clones.
+template <class T, class F>
+[[gnu::flatten]] LOOM_CPU_MATH_CLONES void gelu_backward_flat(T* o, const T* g, const T* x, int64_t n, F f) {
+  for (int64_t i = 0; i < n; ++i) o[i] = f(g[i], x[i]);
+}
+
+template <class T, bool TanhForm>
+void gelu_backward_typed(const LoomTensorDesc& out, const LoomTensorDesc& g, const LoomTensorDesc& x) {
+  if (all_contiguous(out, g, x)) {
+    T* o = plugin::data_ptr<T>(out);
+    const T* pg = plugin::data_ptr<const T>(g);
+    const T* px = plugin::data_ptr<const T>(x);
+    parallel_for(plugin::numel(out), kParallelGrain, [&](int64_t s, int64_t e) {
+      gelu_backward_flat(o + s, pg + s, px + s, e - s, GeluBackward<T, TanhForm>{});
+    });
+    return;
+  }
+  apply_elementwise<T>(out, GeluBackward<T, TanhForm>{}, In<T>{g}, In<T>{x});
+}
+
 void gelu_backward(const LoomKernelCall& c) {
   constexpr const char* name = "_gelu_backward";
   const bool tanh_form = gelu_tanh_form(c, name);
   const LoomTensorDesc& out = c.outputs[0];
   dispatch<DTypes::Floating>(out.dtype, name, [&](auto tag) {
     using T = decltype(tag);
-    const In<T> g{c.inputs[0]}, x{c.inputs[1]};
-    if (tanh_form) apply_elementwise<T>(out, GeluBackward<T, true>{}, g, x);
-    else apply_elementwise<T>(out, GeluBackward<T, false>{}, g, x);
+    if (tanh_form) gelu_backward_typed<T, true>(out, c.inputs[0], c.inputs[1]);
+    else gelu_backward_typed<T, false>(out, c.inputs[0], c.inputs[1]);
   });
 }
 

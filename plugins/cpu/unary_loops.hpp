@@ -46,12 +46,12 @@ concept HasFastPath = requires(const Fn& f, T x) {
 // (GCC's heuristics otherwise leave a call in the loop, which stops
 // vectorisation); only out-of-line libm calls stay calls.
 template <class Out, class In, class Fn>
-[[gnu::flatten]] LOOM_CPU_CLONES void map_exact(Out* o, const In* a, int64_t n, Fn f) {
+[[gnu::flatten]] LOOM_CPU_MATH_CLONES void map_exact(Out* o, const In* a, int64_t n, Fn f) {
   for (int64_t i = 0; i < n; ++i) o[i] = f(a[i]);
 }
 
 template <class Out, class In, class Fn>
-[[gnu::flatten]] LOOM_CPU_CLONES void map_fast(Out* o, const In* a, int64_t n, Fn f) {
+[[gnu::flatten]] LOOM_CPU_MATH_CLONES void map_fast(Out* o, const In* a, int64_t n, Fn f) {
   for (int64_t i = 0; i < n; ++i) o[i] = f.fast(a[i]);
 }
 
