@@ -195,7 +195,10 @@ void dispatch_with_grad(OpCall& call) {
     }
     NodePtr node = make_formula_node(call, *f);
     run_below_autograd(call);
-    attach_outputs(call, static_cast<FormulaNode&>(*node), *f);
+    auto& formula_node = static_cast<FormulaNode&>(*node);
+    if (f->saves_resolved_values && !call.values.empty())
+      formula_node.values_.assign(call.values.data(), call.values.size());
+    attach_outputs(call, formula_node, *f);
     return;
   }
   if (CompositeFn composite = call.op->composite()) {

@@ -97,6 +97,11 @@ struct Formula {
   bool in_float = false;
   // When set, names the node instead of node_name (LOOM_DERIVATIVE_NAME).
   NameFn name_of = nullptr;
+  // The node keeps the values as the op's prepare left them (a generator
+  // resolved to its {seed, offset} counters, say) rather than as the caller
+  // gave them: LOOM_DERIVATIVE_SAVES_RESOLVED_VALUES. dropout's gradient
+  // repeats the forward's draw with them.
+  bool saves_resolved_values = false;
 };
 
 // Bit masks for Formula::save_inputs / save_outputs.
@@ -113,6 +118,8 @@ namespace detail {
 bool register_formula(const OpDef& op, Formula formula);
 // Sets the NameFn of the formula `op` already has; returns true.
 bool register_formula_name(const OpDef& op, NameFn name_of);
+// Sets saves_resolved_values on the formula `op` already has; returns true.
+bool register_formula_resolved_values(const OpDef& op);
 }  // namespace detail
 
 #define LOOM_AUTOGRAD_CONCAT2(a, b) a##b
@@ -132,6 +139,10 @@ bool register_formula_name(const OpDef& op, NameFn name_of);
 #define LOOM_DERIVATIVE_NAME(op_accessor, ...)                                              \
   [[maybe_unused]] static const bool LOOM_AUTOGRAD_CONCAT(loom_formula_name_, __LINE__) =    \
       ::loom::autograd::detail::register_formula_name(op_accessor(), __VA_ARGS__);
+// After the op's LOOM_DERIVATIVE, in the same file (Formula::saves_resolved_values).
+#define LOOM_DERIVATIVE_SAVES_RESOLVED_VALUES(op_accessor)                                  \
+  [[maybe_unused]] static const bool LOOM_AUTOGRAD_CONCAT(loom_formula_resolved_, __LINE__) = \
+      ::loom::autograd::detail::register_formula_resolved_values(op_accessor());
 #define LOOM_NOT_DIFFERENTIABLE(op_accessor)                                                \
   [[maybe_unused]] static const bool LOOM_AUTOGRAD_CONCAT(loom_formula_, __LINE__) =         \
       ::loom::autograd::detail::register_formula(op_accessor(), ::loom::autograd::Formula{});

@@ -192,6 +192,11 @@ bool register_formula_name(const OpDef& op, NameFn name_of) {
   const_cast<Formula*>(op.formula())->name_of = name_of;
   return true;
 }
+bool register_formula_resolved_values(const OpDef& op) {
+  LOOM_CHECK(op.formula(), op.name(), ": LOOM_DERIVATIVE_SAVES_RESOLVED_VALUES before the op's LOOM_DERIVATIVE");
+  const_cast<Formula*>(op.formula())->saves_resolved_values = true;
+  return true;
+}
 }  // namespace detail
 
 }  // namespace loom::autograd

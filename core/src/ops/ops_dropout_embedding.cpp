@@ -67,8 +67,8 @@ void prepare_dropout(OpCall& call) {
 // Without a kernel: u = uniform_ with the counters prepare reserved, then
 // where(u < 1 - p, input / (1 - p), 0). u is float32 (float64 for float64
 // inputs) so the keep probability is not limited by 16-bit resolution.
-// Autograd runs this too (dropout has no formula): where and mul record the
-// mask and the scale, and the draw into `u` needs no gradient.
+// Its gradient is the same draw applied to the gradient (the derivative
+// below).
 void dropout_composite(OpCall& call) {
   const Tensor& input = call.arg(0);
   const double p = call.values[0].u.f;
@@ -97,6 +97,21 @@ void dropout_composite(OpCall& call) {
 LOOM_CORE_OP(dropout_op,
              "dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor",
              prepare_dropout, dropout_composite)
+
+// The gradient is dropout of the gradient with the same draw: element i
+// kept (and scaled by 1/(1 - p)) exactly where the forward kept it. The
+// node's saved values hold the {seed, offset} counters prepare reserved, so
+// the draw repeats without a mask kept in memory, and in one kernel where
+// the device has one (PyTorch's native dropout keeps a mask instead).
+LOOM_DERIVATIVE(dropout_op, "NativeDropoutBackward0", autograd::none(), autograd::none(),
+                [](autograd::BackwardContext& c) {
+                  const Tensor g = c.grad();
+                  const IntArrayRef counters = c.int_list(2);
+                  c.set(0, detail::run_op(dropout_op(), {&g},
+                                          {detail::float_value(c.float_arg(0)), detail::bool_value(true),
+                                           detail::int_list_value(counters)}));
+                })
+LOOM_DERIVATIVE_SAVES_RESOLVED_VALUES(dropout_op)
 
 LOOM_CORE_OP(embedding_op, "embedding(Tensor weight, Tensor indices, int? padding_idx=None) -> Tensor",
              prepare_embedding, nullptr)
