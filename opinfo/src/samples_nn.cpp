@@ -1,4 +1,5 @@
-// samples_nn.cpp — softmax, log_softmax, scaled_dot_product_attention,
+// samples_nn.cpp — softmax, log_softmax and their gradient ops,
+// scaled_dot_product_attention,
 // layer_norm, rms_norm and their gradient ops, group_norm, batch_norm,
 // _batch_norm_backward.
 #include "sample_util.h"
@@ -24,6 +25,29 @@ Samples softmax_samples(const SampleContext& c) {
 // Integer inputs need dtype=; only that sample runs for them.
 LOOM_OP_SAMPLES("softmax", {.dtypes = kFloatDTypes, .make = [](const SampleContext& c) { return softmax_samples(c); }})
 LOOM_OP_SAMPLES("log_softmax", {.dtypes = kFloatDTypes, .make = [](const SampleContext& c) { return softmax_samples(c); }})
+
+// The gradient ops (grad_output, the forward's result, dim): the result of
+// a real softmax (rows summing to 1) or log_softmax, so the math is the
+// derivative's.
+Samples softmax_backward_samples(const SampleContext& c, bool log) {
+  auto result = [&](Shape s, int64_t dim) {
+    const Tensor x = c.tensor(s, -2, 2);
+    return log ? loom::log_softmax(x, dim) : loom::softmax(x, dim);
+  };
+  return Samples{c.call("last dim", {c.tensor({4, 6}), result({4, 6}, 1)}, {I(1)}).for_gradcheck(),
+                 c.call("dim 0", {c.tensor({3, 5}), result({3, 5}, 0)}, {I(0)}).for_gradcheck(),
+                 c.call("middle dim of 3-d", {c.tensor({2, 5, 3}), result({2, 5, 3}, 1)}, {I(-2)}).for_gradcheck(),
+                 c.call("size-1 dim", {c.tensor({5, 1}), result({5, 1}, 1)}, {I(1)}),
+                 c.call("empty", {c.tensor({0, 4}), result({0, 4}, 1)}, {I(1)}),
+                 c.call("large rows", {c.tensor({8, 3000}), result({8, 3000}, 1)}, {I(1)}),
+                 c.call("large columns", {c.tensor({300, 70}), result({300, 70}, 0)}, {I(0)})};
+}
+LOOM_OP_SAMPLES("_softmax_backward", {.dtypes = kFloatDTypes, .make = [](const SampleContext& c) {
+                  return softmax_backward_samples(c, false);
+                }})
+LOOM_OP_SAMPLES("_log_softmax_backward", {.dtypes = kFloatDTypes, .make = [](const SampleContext& c) {
+                  return softmax_backward_samples(c, true);
+                }})
 
 LOOM_OP_SAMPLES("scaled_dot_product_attention", {
     .accumulates = true,

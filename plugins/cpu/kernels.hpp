@@ -17,7 +17,7 @@ const LoomDeviceTypeDesc& device_type_desc();
 void register_fill_copy_kernels(plugin::Registrar& r);     // copy_cast.cpp: fill_, copy_
 void register_random_kernels(plugin::Registrar& r);        // random.cpp: uniform_, normal_, dropout
 void register_matmul_kernels(plugin::Registrar& r);        // matmul.cpp: matmul, mm, bmm, dot
-void register_softmax_kernels(plugin::Registrar& r);       // nn_softmax.cpp: softmax, log_softmax
+void register_softmax_kernels(plugin::Registrar& r);       // nn_softmax.cpp: softmax, log_softmax and their backward
 void register_layer_norm_kernels(plugin::Registrar& r);    // nn_norm.cpp: layer_norm, rms_norm and their backward
 void register_cross_entropy_kernels(plugin::Registrar& r);  // nn_cross_entropy.cpp: cross_entropy and its backward
 // elementwise.cpp: add, sub, mul, div, outer, neg, relu, exp, and the five below

@@ -12,6 +12,10 @@ namespace loom::cpu {
 void softmax(const LoomKernelCall& c);
 void log_softmax(const LoomKernelCall& c);
 
+// nn_softmax_backward.cpp
+void softmax_backward(const LoomKernelCall& c);      // op _softmax_backward
+void log_softmax_backward(const LoomKernelCall& c);  // op _log_softmax_backward
+
 // nn_norm.cpp
 void layer_norm(const LoomKernelCall& c);
 void rms_norm(const LoomKernelCall& c);

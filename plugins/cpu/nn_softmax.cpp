@@ -15,6 +15,7 @@
 #include "kernels.hpp"
 #include "loops.hpp"
 #include "nn.hpp"
+#include "nn_dims.hpp"
 #include "nn_math.hpp"
 #include "nn_parallel.hpp"
 
@@ -209,18 +210,12 @@ void softmax_kernel(const LoomKernelCall& c, const char* name) {
   const LoomTensorDesc& in = c.inputs[0];
   const LoomTensorDesc& out = c.outputs[0];
   expect_like(in, out, name);
-  const int64_t dim = plugin::value_int(c, 0);
-  if (dim < 0 || dim >= in.ndim) [[unlikely]]
-    fail(LOOM_STATUS_INVALID_ARGUMENT, "cpu %s: dim %lld out of range for a %d-d tensor", name,
-         static_cast<long long>(dim), in.ndim);
+  const AlongDim a = along_dim(c, in, name);
   if (plugin::numel(in) == 0) return;
-  int64_t outer = 1, inner = 1;
-  for (int32_t d = 0; d < dim; ++d) outer *= in.shape[d];
-  for (int32_t d = static_cast<int32_t>(dim) + 1; d < in.ndim; ++d) inner *= in.shape[d];
-  const int64_t n = in.shape[dim];
+  const int64_t outer = a.outer, n = a.n, inner = a.inner;
   dispatch<DTypes::Floating>(in.dtype, name, [&](auto tag) {
     using T = decltype(tag);
-    if (!all_contiguous(in, out)) return strided_layout<Log, T>(in, out, dim);
+    if (!all_contiguous(in, out)) return strided_layout<Log, T>(in, out, a.dim);
     const T* x = plugin::data_ptr<const T>(in);
     T* y = plugin::data_ptr<T>(out);
     if (inner == 1) rows_layout<Log>(x, y, outer, n);
@@ -237,6 +232,10 @@ void register_softmax_kernels(plugin::Registrar& r) {
   using plugin::kernel;
   r.kernel("softmax", "cpu", kernel<softmax>, kFloatingMask);
   r.kernel("log_softmax", "cpu", kernel<log_softmax>, kFloatingMask);
+  // nn_softmax_backward.cpp; a gradient is often a broadcast: the core hands
+  // over contiguous copies.
+  r.kernel("_softmax_backward", "cpu", kernel<softmax_backward>, kFloatingMask, LOOM_KERNEL_CONTIGUOUS_ONLY);
+  r.kernel("_log_softmax_backward", "cpu", kernel<log_softmax_backward>, kFloatingMask, LOOM_KERNEL_CONTIGUOUS_ONLY);
 }
 
 }  // namespace loom::cpu

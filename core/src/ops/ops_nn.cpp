@@ -1,5 +1,5 @@
-// ops_nn.cpp — softmax, log_softmax (CPU kernels, plus a composite for
-// devices without one). What a softmax kernel sees is
+// ops_nn.cpp — softmax, log_softmax and their gradient ops (CPU kernels,
+// plus a composite for devices without one). What a softmax kernel sees is
 // docs/kernel_conventions.md, "Nn". Attention is in ops_attention.cpp.
 #include "autograd/formula.h"
 #include "core_op.h"
@@ -58,40 +58,71 @@ LOOM_CORE_OP(softmax_op, "softmax(Tensor self, int dim, ScalarType? dtype=None) 
 LOOM_CORE_OP(log_softmax_op, "log_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
              prepare_softmax, softmax_composite<true>)
 
-// The fused backwards, from the saved output y (a 0-d softmax is constant:
-// no gradient). softmax: y (g - Σ g y); log_softmax: g - exp(y) Σ g.
-int64_t softmax_dim(const autograd::BackwardContext& c) {
-  const int64_t d = c.int_arg(0);
-  return d < 0 ? d + static_cast<int64_t>(c.input_sizes(0).size()) : d;
+// ------------------------------------------------------- the gradient ops ---
+// _softmax_backward(grad_output, output, dim) and _log_softmax_backward:
+// grad_output and the forward's result y in their promoted floating dtype,
+// one shape (no broadcasting), dim wrapped. softmax: y (g - Σ g y);
+// log_softmax: g - exp(y) Σ g, the sums along dim. A 0-d forward (its
+// result is constant) never reaches them.
+void prepare_softmax_backward(OpCall& call) {
+  const Tensor& g = call.arg(0);
+  const Tensor& y = call.arg(1);
+  const std::string& op = call.op->name();
+  LOOM_CHECK(is_floating_point(g.dtype()) && is_floating_point(y.dtype()), op,
+             ": expected floating point grad_output and output, got ", name(g.dtype()), " and ", name(y.dtype()));
+  LOOM_CHECK(g.sizes() == y.sizes(), op, ": expected grad_output of the output's shape ", shape_str(y.sizes()),
+             ", got ", shape_str(g.sizes()));
+  LOOM_CHECK(y.dim() > 0, op, ": expected an output of at least 1 dim");
+  call.values[0].u.i = wrap_dim(op, call.values[0].u.i, y.dim());
+  const DType t = promote_types(g.dtype(), y.dtype());
+  call.inputs.resize(2);
+  set_input(call, 0, t, g.sizes());
+  set_input(call, 1, t, y.sizes());
+  call.compute_dtype = t;
+  auto& plan = call.outputs.emplace_back();
+  plan.dtype = t;
+  plan.sizes = DimVector(y.sizes());
 }
 
+// In float32 for the 16-bit floats, as the kernels compute.
+template <bool Log>
+void softmax_backward_composite(OpCall& call) {
+  const int64_t dim = call.values[0].u.i;
+  const DType out = call.outputs[0].dtype;
+  const DType compute = detail::opmath_dtype(out);
+  const Tensor g = call.arg(0).to(compute), y = call.arg(1).to(compute);
+  if constexpr (Log)
+    call.result() = (g - exp(y) * sum(g, IntArrayRef{dim}, true)).to(out);
+  else
+    call.result() = (y * (g - sum(g * y, IntArrayRef{dim}, true))).to(out);
+}
+
+LOOM_CORE_OP(softmax_backward_op, "_softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor",
+             prepare_softmax_backward, softmax_backward_composite<false>)
+LOOM_CORE_OP(log_softmax_backward_op, "_log_softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor",
+             prepare_softmax_backward, softmax_backward_composite<true>)
+
+// The derivatives call the gradient ops with the saved output (a 0-d
+// softmax is constant: no gradient).
+template <bool Log>
+void softmax_derivative(autograd::BackwardContext& c) {
+  if (c.input_sizes(0).empty()) return;
+  const Tensor g = c.grad(), y = c.output(0);
+  const LoomValue dim = detail::int_value(c.int_arg(0));
+  c.set(0, detail::run_op(Log ? log_softmax_backward_op() : softmax_backward_op(), {&g, &y}, {dim}));
+}
 LOOM_DERIVATIVE_IN_FLOAT(softmax_op, "SoftmaxBackward0", autograd::none(), autograd::outputs(0),
-                [](autograd::BackwardContext& c) {
-                  if (c.input_sizes(0).empty()) return;
-                  const Tensor y = c.output(0), g = c.grad();
-                  c.set(0, y * (g - sum(g * y, IntArrayRef{softmax_dim(c)}, true)));
-                })
+                         softmax_derivative<false>)
 LOOM_DERIVATIVE_IN_FLOAT(log_softmax_op, "LogSoftmaxBackward0", autograd::none(), autograd::outputs(0),
-                [](autograd::BackwardContext& c) {
-                  if (c.input_sizes(0).empty()) return;
-                  const Tensor g = c.grad();
-                  c.set(0, g - exp(c.output(0)) * sum(g, IntArrayRef{softmax_dim(c)}, true));
-                })
-
-LoomValue int_value(int64_t i) {
-  LoomValue v{};
-  v.kind = LOOM_VALUE_INT;
-  v.u.i = i;
-  return v;
-}
+                         softmax_derivative<true>)
 
 }  // namespace
 
 Tensor softmax(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
-  return detail::run_op(softmax_op(), {&self}, {int_value(dim), detail::dtype_value(dtype)});
+  return detail::run_op(softmax_op(), {&self}, {detail::int_value(dim), detail::dtype_value(dtype)});
 }
 Tensor log_softmax(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
-  return detail::run_op(log_softmax_op(), {&self}, {int_value(dim), detail::dtype_value(dtype)});
+  return detail::run_op(log_softmax_op(), {&self}, {detail::int_value(dim), detail::dtype_value(dtype)});
 }
 
 }  // namespace loom
