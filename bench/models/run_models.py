@@ -4,7 +4,7 @@
     python3 bench/models/run_models.py --device cuda --config cuda        # on a GPU
     python3 bench/models/run_models.py --models gpt --threads 2 --profile  # + loom's per-op table
 
-Each model file (gpt.py, resnet.py, mlp.py) holds its model code once,
+Each model file (gpt.py, resnet.py, lstm.py, mlp.py) holds its model code once,
 written against the PyTorch API, and is built with `import loom as torch`
 and with PyTorch itself. For each model and thread count this script runs
 two worker processes: PyTorch first, which saves its initial weights, then
@@ -27,7 +27,7 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-MODELS = ("gpt", "resnet", "mlp")
+MODELS = ("gpt", "resnet", "lstm", "mlp")
 
 
 # ---- worker: one library, one model ------------------------------------------------------

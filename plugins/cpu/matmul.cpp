@@ -82,6 +82,17 @@ MatmulProblem make_problem(const LoomTensorDesc& a, const LoomTensorDesc& b,
     p.c_batch_stride[i] = sc;
     ++p.nbatch;
   }
+  // A batch of products with one shared `other` whose rows of self and of
+  // the output follow on across the batch (a linear layer on [B, T, in]) is
+  // one product with B·M rows: one large GEMM instead of B small ones.
+  while (p.nbatch > 0) {
+    const int32_t i = p.nbatch - 1;
+    if (p.b_batch_stride[i] != 0 || p.a_batch_stride[i] != p.M * p.a_m || p.c_batch_stride[i] != p.M * p.c_m ||
+        (p.M > 1 && (p.a_m == 0 || p.c_m == 0)))
+      break;
+    p.M *= p.batch[i];
+    p.nbatch = i;
+  }
   return p;
 }
 
