@@ -29,6 +29,11 @@ def _cases(lib):
         x, w, b = leaf(256, 768), leaf(768), leaf(768)
         return lambda: F.layer_norm(x, (768,), w, b).backward(lib.ones(256, 768)), [x, w, b]
 
+    def attention_softmax():
+        # The explicit attention's softmax over [batch, heads, T, T] scores.
+        x, g = leaf(8, 12, 128, 128), lib.tensor(rng.standard_normal((8, 12, 128, 128)).astype(np.float32))
+        return lambda: F.softmax(x, -1).backward(g), [x]
+
     def qkv_reshuffle():
         qkv = leaf(2, 128, 2304)
 
@@ -43,6 +48,7 @@ def _cases(lib):
             ("gelu (erf) fwd+bwd [4096, 3072]", gelu(4096, "none")),
             ("gelu (tanh) fwd+bwd [4096, 3072]", gelu(4096, "tanh")),
             ("layer_norm fwd+bwd [256, 768], weight, bias", layer_norm()),
+            ("softmax fwd+bwd [8, 12, 128, 128], last dim", attention_softmax()),
             ("qkv split/view/transpose/contiguous fwd+bwd [2, 128, 2304]", qkv_reshuffle())]
 
 
