@@ -41,3 +41,28 @@ TEST_CASE("dropout's gradient repeats the forward's draw: one dropout call, no m
   CHECK(loom::all(loom::eq(g != 0, y != 0)).item<bool>());
   CHECK(loom::allclose(loom::masked_select(g, y != 0), loom::full({}, 3.0 / 0.75)));
 }
+
+TEST_CASE("the gradient ops take a root gradient of another dtype", "[autograd][nn]") {
+  loom::manual_seed(6);
+  const Tensor x = loom::randn({3, 8}).requires_grad_();
+  const Tensor g64 = loom::randn({3, 8}, DType::Float64), g32 = g64.to(DType::Float32);
+  for (auto f : {+[](const Tensor& t) { return loom::layer_norm(t, {8}); },
+                 +[](const Tensor& t) { return loom::rms_norm(t, {8}); }}) {
+    const Tensor y = f(x);
+    const Tensor a = loom::autograd::grad({y}, {x}, {g64}, /*retain_graph=*/true)[0];
+    const Tensor b = loom::autograd::grad({y}, {x}, {g32})[0];
+    CHECK(a.dtype() == DType::Float32);
+    CHECK(loom::allclose(a, b));
+  }
+  // dropout draws in float32 for a float32 input: a float64 gradient must not
+  // change which elements are kept.
+  const Tensor y = loom::dropout(x, 0.5, true);
+  const Tensor gd = loom::autograd::grad({y}, {x}, {loom::ones({3, 8}, DType::Float64)})[0];
+  CHECK(loom::all(loom::eq(gd != 0, y != 0)).item<bool>());
+}
+
+TEST_CASE("relu's gradient passes at NaN, as PyTorch's threshold_backward", "[autograd][nn]") {
+  const Tensor x = loom::tensor({1.0f, -1.0f, std::nanf(""), 0.0f}).requires_grad_();
+  const Tensor g = loom::autograd::grad({loom::relu(x)}, {x}, {loom::full({4}, 2.0)})[0];
+  CHECK(g.to(DType::Float64).to_vector<double>() == std::vector<double>{2.0, 0.0, 2.0, 0.0});
+}

@@ -595,11 +595,12 @@ TEST_CASE("the activations' gradients: central differences of each forward, and 
     const LeakyReluBackward<double> lr{0.2};
     CHECK(lr(3.0, x) == (x > 0 ? 3.0 : 3.0 * 0.2));
   }
-  // relu's gradient from its result: 0 at and below the threshold, NaN too.
+  // relu's gradient from its result: 0 at and below the threshold; NaN
+  // passes it, as PyTorch's threshold_backward.
   const ThresholdBackward<float> relu{0.0f};
   CHECK(relu(5.0f, 2.0f) == 5.0f);
   CHECK(relu(5.0f, 0.0f) == 0.0f);
-  CHECK(relu(5.0f, std::numeric_limits<float>::quiet_NaN()) == 0.0f);
+  CHECK(relu(5.0f, std::numeric_limits<float>::quiet_NaN()) == 5.0f);
   CHECK(ThresholdBackward<double>{0.5}(1.0, 0.5) == 0.0);
   // Above softplus's threshold the slope is exactly 1; silu's stays finite
   // where e^-x overflows.

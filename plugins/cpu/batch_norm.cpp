@@ -321,18 +321,29 @@ void over_channels(int64_t C, int64_t per_channel, F&& f) {
 }
 
 // The per-channel inputs [first, first + count): absent, or C elements of
-// a floating dtype (checked here, so nothing throws inside the threads).
-void check_channels(const LoomKernelCall& c, const char* op, int first, int count, int64_t C) {
+// a floating dtype — the input's for weight and bias (inputs [params_begin,
+// params_end)) — checked here, so nothing throws inside the threads.
+void check_channels(const LoomKernelCall& c, const char* op, int first, int count, int params_begin, int params_end,
+                    int64_t C, int32_t input_dtype) {
   for (int i = first; i < first + count; ++i) {
     const LoomTensorDesc& t = c.inputs[i];
     if (plugin::is_absent(t)) continue;
     if (plugin::numel(t) != C) [[unlikely]]
       fail(LOOM_STATUS_INVALID_ARGUMENT, "cpu %s: expected input %d to have %lld elements (one per channel), got %lld",
            op, i, static_cast<long long>(C), static_cast<long long>(plugin::numel(t)));
-    if (!(plugin::kFloatingMask & plugin::dtype_bit(t.dtype))) [[unlikely]]
-      fail(LOOM_STATUS_INVALID_ARGUMENT, "cpu %s: expected input %d to be floating, got %s", op, i,
-           plugin::dtype_name(t.dtype));
+    const bool param = i >= params_begin && i < params_end;
+    if (!(plugin::kFloatingMask & plugin::dtype_bit(t.dtype)) || (param && t.dtype != input_dtype)) [[unlikely]]
+      fail(LOOM_STATUS_INVALID_ARGUMENT, "cpu %s: expected input %d to be %s, got %s", op, i,
+           param ? plugin::dtype_name(input_dtype) : "floating", plugin::dtype_name(t.dtype));
   }
+}
+
+// Whether a running statistic can be written element by element: no
+// broadcast (stride 0) dim, whose elements would all be one.
+bool writable(const LoomTensorDesc& t) {
+  for (int32_t d = 0; d < t.ndim; ++d)
+    if (t.shape[d] > 1 && t.strides[d] == 0) return false;
+  return true;
 }
 
 // `stats` is the index of running_mean (running_var follows), which
@@ -354,8 +365,12 @@ void batch_norm(const LoomKernelCall& c) {
   const LoomTensorDesc& in = c.inputs[0];
   expect_like(in, c.outputs[0], op);
   const Extent e = read_extent(c, op, in, 1);
-  check_channels(c, op, 1, 4, e.C);
+  check_channels(c, op, 1, 4, 3, 5, e.C, in.dtype);  // weight and bias: inputs 3, 4
   if (e.N * e.C * e.S == 0) return;
+  if (e.training)
+    for (int i = 1; i < 3; ++i)
+      if (!plugin::is_absent(c.inputs[i]) && !writable(c.inputs[i]))
+        fail(LOOM_STATUS_UNSUPPORTED, "cpu %s: a running statistic has a broadcast dim (the composite runs)", op);
   dispatch<DTypes::Floating>(in.dtype, op, [&](auto tag) {
     using T = decltype(tag);
     Forward<T> a{};
@@ -380,7 +395,7 @@ void batch_norm_backward(const LoomKernelCall& c) {
   expect_like(c.inputs[0], in, op);
   expect_like(in, c.outputs[0], op);
   const Extent e = read_extent(c, op, in, 3);
-  check_channels(c, op, 2, 3, e.C);
+  check_channels(c, op, 2, 3, 2, 3, e.C, in.dtype);  // weight: input 2
   for (int i = 1; i < 3; ++i) {
     const LoomTensorDesc& o = c.outputs[i];
     if (plugin::numel(o) != e.C || o.dtype != in.dtype) [[unlikely]]

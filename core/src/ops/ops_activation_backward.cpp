@@ -92,7 +92,7 @@ Scalar value(const OpCall& call, size_t i) { return detail::scalar_from_value(ca
 
 LOOM_ACTIVATION_BACKWARD(threshold_backward_def,
                          "_threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor",
-                         where(x > value(c, 0), g, 0.0))
+                         where(x <= value(c, 0), 0.0, g))
 LOOM_ACTIVATION_BACKWARD(sigmoid_backward_def, "_sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor",
                          g * (x * (1.0 - x)))
 LOOM_ACTIVATION_BACKWARD(tanh_backward_def, "_tanh_backward(Tensor grad_output, Tensor output) -> Tensor",

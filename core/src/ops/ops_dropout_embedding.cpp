@@ -105,10 +105,16 @@ LOOM_CORE_OP(dropout_op,
 // the device has one (PyTorch's native dropout keeps a mask instead).
 LOOM_DERIVATIVE(dropout_op, "NativeDropoutBackward0", autograd::none(), autograd::none(),
                 [](autograd::BackwardContext& c) {
-                  const Tensor g = c.grad();
+                  // In the input's dtype: the draw's precision (float32, or float64
+                  // for float64) depends on it, so another dtype would keep other
+                  // elements.
+                  const Tensor g = c.grad().to(c.input_dtype(0));
+                  const double p = c.float_arg(0);  // 0 when the forward did not train
+                  if (p == 0) return c.set(0, g);
+                  if (p == 1) return c.set(0, g * 0.0);  // as the forward: nothing kept
                   const IntArrayRef counters = c.int_list(2);
                   c.set(0, detail::run_op(dropout_op(), {&g},
-                                          {detail::float_value(c.float_arg(0)), detail::bool_value(true),
+                                          {detail::float_value(p), detail::bool_value(true),
                                            detail::int_list_value(counters)}));
                 })
 LOOM_DERIVATIVE_SAVES_RESOLVED_VALUES(dropout_op)

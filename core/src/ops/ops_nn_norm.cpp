@@ -172,9 +172,11 @@ LOOM_CORE_OP(layer_norm_backward_op,
 // parameters' cross-row sums in the same pass as grad_input.
 LOOM_DERIVATIVE(layer_norm_op, "NativeLayerNormBackward0", autograd::inputs(0, 1), autograd::none(),
                 [](autograd::BackwardContext& c) {
+                  const Tensor in = c.input(0);
                   const Tensor w = c.has_input(1) ? c.input(1) : Tensor();
+                  // A root gradient may come in another dtype; the gradient op takes the input's.
                   const auto [gi, gw, gb] =
-                      layer_norm_backward(c.grad(), c.input(0), c.int_list(0), w, c.float_arg(1));
+                      layer_norm_backward(c.grad().to(in.dtype()), in, c.int_list(0), w, c.float_arg(1));
                   if (c.needs_grad(0)) c.set(0, gi);
                   if (c.needs_grad(1)) c.set(1, gw);
                   if (c.needs_grad(2)) c.set(2, gb);
@@ -206,7 +208,7 @@ LOOM_DERIVATIVE(rms_norm_op, "RmsNormBackward0", autograd::inputs(0, 1), autogra
                   const Tensor in = c.input(0);
                   const Tensor w = c.has_input(1) ? c.input(1) : Tensor();
                   const double eps = c.is_none(1) ? dtype_epsilon(in.dtype()) : c.float_arg(1);
-                  const auto [gi, gw] = rms_norm_backward(c.grad(), in, c.int_list(0), w, eps);
+                  const auto [gi, gw] = rms_norm_backward(c.grad().to(in.dtype()), in, c.int_list(0), w, eps);
                   if (c.needs_grad(0)) c.set(0, gi);
                   if (c.needs_grad(1)) c.set(1, gw);
                 })

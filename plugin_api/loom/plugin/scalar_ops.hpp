@@ -273,14 +273,15 @@ struct GeluBackward {
 // Those of a second input `r` take the activation's result, the others its
 // input x. A parameter the op takes is a field, in opmath.
 
-// _threshold_backward(grad, x, threshold): grad where x > threshold, else 0
-// (relu's gradient with its result and threshold 0). NaN x gives 0.
+// _threshold_backward(grad, x, threshold): 0 where x <= threshold, else
+// grad (relu's gradient with its result and threshold 0). NaN x passes the
+// gradient, as PyTorch's threshold_backward does.
 template <class T>
 struct ThresholdBackward {
   opmath_t<T> threshold;
   LOOM_HD T operator()(T grad, T x) const {
     using V = opmath_t<T>;
-    return narrow<T>(widen(x) > threshold ? widen(grad) : V(0));
+    return narrow<T>(widen(x) <= threshold ? V(0) : widen(grad));
   }
 };
 
