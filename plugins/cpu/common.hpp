@@ -11,7 +11,9 @@
 
 #include <omp.h>
 
+#include <atomic>
 #include <cstdint>
+#include <exception>
 
 namespace loom::cpu {
 
@@ -123,9 +125,34 @@ inline T scalar_as(const LoomValue& v) {
 // starts at OpenMP's default (OMP_NUM_THREADS or the core count).
 int max_threads() noexcept;
 
+// Carries the first exception thrown inside an OpenMP region (a worker's
+// failed allocation, say) out of it: an exception may not leave a region,
+// so each thread's work runs under run(), and the calling thread calls
+// rethrow() once the region has ended.
+class RegionError {
+ public:
+  template <class F>
+  void run(F&& f) noexcept {
+    try {
+      f();
+    } catch (...) {
+      if (!failed_.exchange(true, std::memory_order_relaxed)) error_ = std::current_exception();
+    }
+  }
+  bool failed() const noexcept { return failed_.load(std::memory_order_relaxed); }
+  void rethrow() const {
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ private:
+  std::atomic<bool> failed_{false};
+  std::exception_ptr error_;
+};
+
 // Runs f(begin, end) over [0, n): on the calling thread when n <= grain (or
 // already inside a parallel region), else in contiguous blocks across an
-// OpenMP team no larger than n / grain. f must not throw.
+// OpenMP team no larger than n / grain. An exception f throws on any thread
+// reaches the caller (the first one, after the others finish).
 template <class F>
 inline void parallel_for(int64_t n, int64_t grain, F&& f) {
   if (n <= grain || omp_in_parallel()) {
@@ -139,6 +166,7 @@ inline void parallel_for(int64_t n, int64_t grain, F&& f) {
     f(int64_t{0}, n);
     return;
   }
+  RegionError error;
 #pragma omp parallel num_threads(static_cast<int>(want))
   {
     const int64_t nt = omp_get_num_threads();
@@ -146,8 +174,9 @@ inline void parallel_for(int64_t n, int64_t grain, F&& f) {
     const int64_t chunk = (n + nt - 1) / nt;
     const int64_t begin = t * chunk;
     const int64_t end = begin + chunk < n ? begin + chunk : n;
-    if (begin < end) f(begin, end);
+    if (begin < end) error.run([&] { f(begin, end); });
   }
+  error.rethrow();
 }
 
 }  // namespace loom::cpu

@@ -140,8 +140,10 @@ void backward_typed(const LoomKernelCall& c, int64_t rows, int64_t n, double eps
   if (blocks == 1) {
     run(0);
   } else {
+    RegionError error;
 #pragma omp parallel for num_threads(static_cast<int>(blocks)) schedule(static, 1)
-    for (int64_t b = 0; b < blocks; ++b) run(b);
+    for (int64_t b = 0; b < blocks; ++b) error.run([&] { run(b); });
+    error.rethrow();
   }
   // The blocks' sums, in block order.
   for (int out = 1; out < (Centred ? 3 : 2); ++out) {

@@ -15,7 +15,8 @@ namespace loom::cpu {
 
 // Runs f(begin, end) over [0, n) in chunks of at least `grain` (about
 // eight per thread), on the calling thread alone when n <= grain or inside
-// a parallel region. f must not throw.
+// a parallel region. An exception f throws reaches the caller (the first
+// one; the team stops taking chunks).
 template <class F>
 inline void parallel_chunks(int64_t n, int64_t grain, F&& f) {
   if (n <= grain || omp_in_parallel()) {
@@ -29,14 +30,18 @@ inline void parallel_chunks(int64_t n, int64_t grain, F&& f) {
   }
   const int64_t chunk = std::max<int64_t>(grain, n / (want * 8));
   std::atomic<int64_t> next{0};
+  RegionError error;
 #pragma omp parallel num_threads(static_cast<int>(want))
   {
-    for (;;) {
-      const int64_t b = next.fetch_add(chunk, std::memory_order_relaxed);
-      if (b >= n) break;
-      f(b, std::min(n, b + chunk));
-    }
+    error.run([&] {
+      while (!error.failed()) {
+        const int64_t b = next.fetch_add(chunk, std::memory_order_relaxed);
+        if (b >= n) break;
+        f(b, std::min(n, b + chunk));
+      }
+    });
   }
+  error.rethrow();
 }
 
 }  // namespace loom::cpu
