@@ -143,3 +143,27 @@ TEST_CASE("docs/kernel_conventions.md states each table op's rule as the table d
   }
   CHECK(documented >= 40);
 }
+
+// The activations' gradient ops are listed twice: their schemas in the
+// catalog (ops_activation_backward.cpp) and the plugins' list of kernels
+// with the number of Scalar values each functor takes (scalar_ops.hpp).
+TEST_CASE("the plugins' activation-gradient list matches the catalog's schemas") {
+  auto& dispatcher = loom::Dispatcher::instance();
+  int checked = 0;
+#define LOOM_CHECK_ACTIVATION_BACKWARD(fn, op_name, Functor, values)                               \
+  {                                                                                                \
+    CAPTURE(op_name);                                                                              \
+    const loom::OpDef* op = dispatcher.find(op_name);                                              \
+    REQUIRE(op != nullptr);                                                                        \
+    int tensors = 0, scalars = 0;                                                                  \
+    for (const auto& a : op->schema().args) (a.is_tensor() ? tensors : scalars) += 1;              \
+    CHECK(tensors == 2);                                                                           \
+    CHECK(scalars == values);                                                                      \
+    for (const auto& a : op->schema().args)                                                        \
+      if (!a.is_tensor()) CHECK(a.type == loom::ArgType::Scalar);                                  \
+    ++checked;                                                                                     \
+  }
+  LOOM_PLUGIN_ACTIVATION_BACKWARD_OPS(LOOM_CHECK_ACTIVATION_BACKWARD)
+#undef LOOM_CHECK_ACTIVATION_BACKWARD
+  CHECK(checked == 7);
+}

@@ -121,20 +121,6 @@ LOOM_CORE_OP(layer_norm_op,
              "float eps=1e-05) -> Tensor",
              prepare_layer_norm, layer_norm_composite)
 
-// The leading dims, which the parameters' gradients sum over.
-DimVector lead_dims(int64_t ndim, int64_t k) {
-  DimVector dims;
-  for (int64_t d = 0; d < ndim - k; ++d) dims.push_back(d);
-  return dims;
-}
-
-// t summed over the leading dims (none: t itself; an empty dim list would
-// sum everything).
-Tensor sum_leading(const Tensor& t, int64_t k) {
-  const DimVector dims = lead_dims(t.dim(), k);
-  return dims.empty() ? t : sum(t, IntArrayRef(dims));
-}
-
 // x normalised over its last k dims: x̂ = (x - mean)·rstd for layer_norm,
 // x·rstd with rstd = 1/√(mean(x²) + eps) for rms_norm (not centred).
 Standardized normalized(const Tensor& x, int64_t k, double eps, bool centred) {
@@ -158,8 +144,10 @@ void norm_backward_composite(OpCall& call, bool centred) {
   const Tensor gi = centred ? standardize_backward(s, gxhat, dims)
                             : s.rstd * (gxhat - s.xhat * mean(gxhat * s.xhat, IntArrayRef(dims), true));
   call.result(0) = gi.to(in.dtype());
-  call.result(1) = sum_leading(g * s.xhat, k).to(in.dtype());
-  if (centred) call.result(2) = sum_leading(g, k).to(in.dtype());
+  // The parameters' gradients: summed over the leading dims, down to normalized_shape.
+  const IntArrayRef pshape(call.values[0].u.ints.data, static_cast<size_t>(k));
+  call.result(1) = autograd::sum_to(g * s.xhat, pshape).to(in.dtype());
+  if (centred) call.result(2) = autograd::sum_to(g, pshape).to(in.dtype());
 }
 
 LOOM_CORE_OP(layer_norm_backward_op,
