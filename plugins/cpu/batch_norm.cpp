@@ -33,8 +33,7 @@
 namespace loom::cpu {
 namespace {
 
-template <class T>
-using acc_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
+using nnmath::acc_t;
 
 // A [N, C, *] tensor as planes: plane (n, c) starts at data + n*sn + c*sc.
 template <class T>

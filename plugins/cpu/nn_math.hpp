@@ -18,11 +18,17 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 #include <limits>
 
 #define LOOM_NN_INLINE [[gnu::always_inline]] inline
 
 namespace loom::cpu::nnmath {
+
+// The type the nn kernels compute a dtype-type T in: double for float64,
+// float for float32 and the 16-bit floats (through float buffers).
+template <class T>
+using acc_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
 
 inline constexpr float kNegInfF = -std::numeric_limits<float>::infinity();
 

@@ -15,10 +15,7 @@
 
 namespace loom::cpu::norm {
 
-// float32 and the 16-bit floats compute in float (16-bit rows through a
-// float buffer), float64 in double.
-template <class T>
-using acc_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
+using nnmath::acc_t;
 
 // Mean and 1/sqrt(var + eps) (biased variance, as PyTorch) of one row, two
 // passes so there is no cancellation; not Centred (rms_norm): mean 0 and

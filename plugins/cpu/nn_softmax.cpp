@@ -29,9 +29,7 @@ namespace {
 
 constexpr int64_t kTile = 64;  // columns per task in the column layout
 
-// The type a dtype computes in here.
-template <class T>
-using acc_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
+using nnmath::acc_t;
 
 // ------------------------------------------------------------ one row ---
 

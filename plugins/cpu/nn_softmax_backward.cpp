@@ -24,8 +24,7 @@
 namespace loom::cpu {
 namespace {
 
-template <class T>
-using acc_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
+using nnmath::acc_t;
 
 // One float row: the sum with nn_math's vector spans.
 template <bool Log, int B>
