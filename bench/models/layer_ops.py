@@ -43,13 +43,34 @@ def _cases(lib):
             (parts[0] + parts[1] + parts[2]).backward(lib.ones(2, 12, 128, 64))
         return run, [qkv]
 
+    def causal_attention(b, t, explicit):
+        # GPT's attention core, [b, 12 heads, t, 64]: scaled_dot_product_attention
+        # where the library has it (loom; PyTorch >= 2.0), else what
+        # nanoGPT writes without it (the peer's path on PyTorch 1.13).
+        q, k, v = leaf(b, 12, t, 64), leaf(b, 12, t, 64), leaf(b, 12, t, 64)
+        g = lib.tensor(rng.standard_normal((b, 12, t, 64)).astype(np.float32))
+        keep = lib.tril(lib.ones(t, t)) == 1
+
+        def run():
+            if explicit or not hasattr(F, "scaled_dot_product_attention"):
+                att = (q @ k.transpose(-2, -1)) * (1.0 / 8.0)
+                y = F.softmax(att.masked_fill(~keep, float("-inf")), dim=-1) @ v
+            else:
+                y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            y.backward(g)
+        return run, [q, k, v]
+
     return [("gelu (erf) fwd+bwd [256, 3072]", gelu(256, "none")),
             ("gelu (tanh) fwd+bwd [256, 3072]", gelu(256, "tanh")),
             ("gelu (erf) fwd+bwd [4096, 3072]", gelu(4096, "none")),
             ("gelu (tanh) fwd+bwd [4096, 3072]", gelu(4096, "tanh")),
             ("layer_norm fwd+bwd [256, 768], weight, bias", layer_norm()),
             ("softmax fwd+bwd [8, 12, 128, 128], last dim", attention_softmax()),
-            ("qkv split/view/transpose/contiguous fwd+bwd [2, 128, 2304]", qkv_reshuffle())]
+            ("qkv split/view/transpose/contiguous fwd+bwd [2, 128, 2304]", qkv_reshuffle()),
+            ("causal attention fwd+bwd [2, 12, 128, 64]", causal_attention(2, 128, False)),
+            ("  written out (matmul, mask, softmax) [2, 12, 128, 64]", causal_attention(2, 128, True)),
+            ("causal attention fwd+bwd [1, 12, 1024, 64]", causal_attention(1, 1024, False)),
+            ("  written out (matmul, mask, softmax) [1, 12, 1024, 64]", causal_attention(1, 1024, True))]
 
 
 def _time(fn, leaves, reps):

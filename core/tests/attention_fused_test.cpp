@@ -51,6 +51,37 @@ Tensor decomposed(const Tensor& q, const Tensor& k, const Tensor& v, const Tenso
   return loom::matmul(loom::softmax(s, -1), v);
 }
 
+// Each mask variant (none, causal, the bool mask, the float mask) through
+// the fused op in `dtype` and the decomposed path in float64: the outputs
+// and the three gradients agree within tol.
+void check_against_decomposed(const Tensor& q0, const Tensor& k0, const Tensor& v0, const Tensor& bmask,
+                              const Tensor& fmask, double scale, DType dtype, double tol) {
+  struct Variant {
+    Tensor mask;
+    bool causal;
+  };
+  for (const Variant& m : {Variant{Tensor(), false}, Variant{Tensor(), true}, Variant{bmask, false},
+                           Variant{fmask, false}}) {
+    CAPTURE(m.causal, m.mask.defined());
+    auto grads = [&](bool fused) {
+      const DType t = fused ? dtype : DType::Float64;
+      Tensor q = q0.to(t).detach().requires_grad_(), k = k0.to(t).detach().requires_grad_(),
+             v = v0.to(t).detach().requires_grad_();
+      const Tensor mask = m.mask.defined() && m.mask.dtype() != DType::Bool ? m.mask.to(t) : m.mask;
+      const Tensor y = fused ? std::get<0>(loom::scaled_dot_product_attention_fused(q, k, v, mask, m.causal, scale))
+                             : decomposed(q, k, v, mask, m.causal, scale);
+      const Tensor w = loom::cos(loom::arange(0, y.numel(), 1, t)).view(y.sizes());
+      (y * w).sum().backward();
+      return std::vector<Tensor>{y.detach(), q.grad(), k.grad(), v.grad()};
+    };
+    const auto f = grads(true), d = grads(false);
+    for (size_t i = 0; i < f.size(); ++i) {
+      CAPTURE(i);
+      check_same(f[i], d[i], tol);
+    }
+  }
+}
+
 }  // namespace
 
 TEST_CASE("scaled_dot_product_attention runs the fused op unless dropout or a float mask needs a gradient",
@@ -58,13 +89,14 @@ TEST_CASE("scaled_dot_product_attention runs the fused op unless dropout or a fl
   loom::manual_seed(3);
   const std::string fused = "_scaled_dot_product_attention_fused", back = "_scaled_dot_product_attention_backward";
   {
-    // The CPU plugin has no kernel for the fused op, whose composite is
-    // slower than the decomposed path: the public op decomposes there.
-    Tensor q = loom::randn({2, 3, 4}), k = loom::randn({2, 5, 4}), v = loom::randn({2, 5, 3});
+    // The CPU plugin has kernels for both (float32 and float64): one call
+    // each, no softmax.
+    Tensor q = loom::randn({2, 3, 4}).requires_grad_(), k = loom::randn({2, 5, 4}), v = loom::randn({2, 5, 3});
     loom::DispatchTrace trace;
-    (void)loom::scaled_dot_product_attention(q, k, v, {}, 0.0, true);
-    CHECK(paths(trace, fused).empty());
-    CHECK(paths(trace, "softmax") == std::vector<std::string>{"kernel"});
+    loom::scaled_dot_product_attention(q, k, v, {}, 0.0, true).sum().backward();
+    CHECK(paths(trace, fused) == std::vector<std::string>{"kernel"});
+    CHECK(paths(trace, back) == std::vector<std::string>{"kernel"});
+    CHECK(paths(trace, "softmax").empty());
   }
   // A device with kernels for both ops: sim, given kernels that decline
   // (UNSUPPORTED), so the ops' composites run after the routing chose them.
@@ -121,24 +153,20 @@ TEST_CASE("the fused op and its gradient op agree with the decomposed path", "[a
   bmask.select(0, 2).fill_(false);  // a fully masked row: NaN on both paths
   const Tensor fmask = loom::randn({3, 6, 7}, DType::Float64);
   fmask.select(0, 1).select(0, 4).fill_(-INFINITY);  // an additive fully masked row: NaN gradients on both
-  struct Variant {
-    Tensor mask;
-    bool causal;
-  };
-  for (const Variant& m : {Variant{Tensor(), false}, Variant{Tensor(), true}, Variant{bmask, false},
-                           Variant{fmask, false}}) {
-    CAPTURE(m.causal, m.mask.defined());
-    auto grads = [&](bool fused) {
-      Tensor q = q0.clone().requires_grad_(), k = k0.clone().requires_grad_(), v = v0.clone().requires_grad_();
-      const Tensor y = fused ? std::get<0>(loom::scaled_dot_product_attention_fused(q, k, v, m.mask, m.causal, 0.6))
-                             : decomposed(q, k, v, m.mask, m.causal, 0.6);
-      const Tensor w = loom::cos(loom::arange(0, y.numel(), 1, DType::Float64)).view(y.sizes());
-      (y * w).sum().backward();
-      return std::vector<Tensor>{y.detach(), q.grad(), k.grad(), v.grad()};
-    };
-    const auto f = grads(true), d = grads(false);
-    for (size_t i = 0; i < f.size(); ++i) check_same(f[i], d[i], 1e-12);
-  }
+  check_against_decomposed(q0, k0, v0, bmask, fmask, 0.6, DType::Float64, 1e-12);
+}
+
+TEST_CASE("the CPU's tiled kernels over several tiles, strided and broadcast operands", "[attention]") {
+  // 150 queries and 200 keys: three query tiles and two key tiles of the
+  // CPU kernels (64 x 128), a partial tile at each end. float32 against
+  // the decomposed path in float64.
+  loom::manual_seed(11);
+  const Tensor q0 = loom::randn({2, 150, 3, 16}).transpose(1, 2);  // the heads view of a projection
+  const Tensor k0 = loom::randn({2, 3, 200, 16}), v0 = loom::randn({1, 3, 200, 24}).expand({2, 3, 200, 24});
+  Tensor bmask = loom::rand({150, 200}) > loom::Scalar(0.3);
+  bmask.select(0, 70).fill_(false);  // a fully masked row: NaN output
+  const Tensor fmask = loom::randn({3, 150, 200}) * 0.5;
+  check_against_decomposed(q0, k0, v0, bmask, fmask, 0.25, DType::Float32, 2e-5);
 }
 
 TEST_CASE("the fused op's logsumexp, dtypes and empty keys", "[attention]") {

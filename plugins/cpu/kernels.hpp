@@ -40,6 +40,7 @@ void register_pool_kernels(plugin::Registrar& r);          // pool.cpp: the 2-D 
 void register_conv_kernels(plugin::Registrar& r);          // conv.cpp: conv1d, conv2d, conv_transpose2d, backward
 void register_batch_norm_kernels(plugin::Registrar& r);    // batch_norm.cpp: batch_norm and its backward
 void register_rnn_kernels(plugin::Registrar& r);           // rnn.cpp: _rnn, _rnn_backward
+void register_attention_kernels(plugin::Registrar& r);     // attention.cpp: the fused attention and its gradient
 void register_optim_kernels(plugin::Registrar& r);         // optim_kernels.cpp: fused optimizer updates
 
 // ---- kernels shared between files ---------------------------------------------------

@@ -21,6 +21,7 @@ void init(plugin::Registrar& r) {
   register_reduce_kernels(r);
   register_index_shape_kernels(r);
   register_pool_kernels(r);
+  register_attention_kernels(r);
   register_conv_kernels(r);
   register_batch_norm_kernels(r);
   register_rnn_kernels(r);
