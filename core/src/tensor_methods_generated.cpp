@@ -227,6 +227,19 @@ Tensor Tensor::gt(Scalar other) const {
   return detail::run_op(op, {this, &other_as_tensor});
 }
 
+// hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor
+Tensor Tensor::hardtanh(Scalar min_val, Scalar max_val) const {
+  static const OpDef& op = find_op("hardtanh");
+  return detail::run_op(op, {this}, {min_val.abi(), max_val.abi()});
+}
+
+// hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)
+Tensor& Tensor::hardtanh_(Scalar min_val, Scalar max_val) {
+  static const OpDef& op = find_op("hardtanh_");
+  detail::run_op(op, {this}, {min_val.abi(), max_val.abi()});
+  return *this;
+}
+
 // index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor
 Tensor Tensor::index_add(int64_t dim, const Tensor& index, const Tensor& source, Scalar alpha) const {
   static const OpDef& op = find_op("index_add");

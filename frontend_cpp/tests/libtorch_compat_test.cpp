@@ -34,6 +34,18 @@ TEST_CASE("libtorch compat: activations with options match PyTorch") {
               {0.2701528, 1, 0.3465736, 0.063464, 0.4368195, 0.086504, 0.5405184, 0.1169813});
   check_close(F::leaky_relu(x, F::LeakyReLUFuncOptions().negative_slope(0.1)),
               {-0.01666667, 1, 0, -0.1, 0.1666667, -0.08333334, 0.3333333, -0.06666667});
+  check_close(nn::Hardtanh(nn::HardtanhOptions().min_val(-0.5).max_val(0.5))(x),
+              {-0.1666667, 0.5, 0, -0.5, 0.1666667, -0.5, 0.3333333, -0.5});
+  check_close(nn::ReLU6()(x * 7.0), {0, 6, 0, 0, 1.166667, 0, 2.333333, 0});
+  CHECK_THROWS_WITH(nn::Hardtanh(nn::HardtanhOptions().min_val(1).max_val(0)),
+                    Catch::Contains("min_val (1) cannot be greater than max_val (0)"));
+  // In place, and the gradient: 0 at and beyond the bounds (clamp's passes at them).
+  Tensor y = x.clone();
+  F::hardtanh(y, F::HardtanhFuncOptions().min_val(-1).max_val(1).inplace(true));
+  check_close(y, {-0.1666667, 1, 0, -1, 0.1666667, -0.8333333, 0.3333333, -0.6666667});
+  const Tensor leaf = x.clone().requires_grad_();
+  F::hardtanh(leaf * 1.0).sum().backward();
+  check_close(leaf.grad(), {1, 0, 1, 0, 1, 1, 1, 1});
   check_close(F::log_softmax(x, 1), {-1.762542, -0.595875, -1.595875, -2.595875, -1.09321, -2.09321, -0.9265438,
                                      -1.926544});
   const Tensor target = loom::tensor(std::vector<int64_t>{3, 0});

@@ -9,6 +9,7 @@ import loom
 torch = pytest.importorskip("torch", reason="PyTorch is the oracle for these tests")
 
 inf = float("inf")
+nan = float("nan")
 
 
 def F(m):
@@ -51,6 +52,8 @@ CASES = [
  ("relu 0", [[0., 1., -1.]], None, lambda m, x: x.relu().sum()),
  ("relu6 bounds", [[0., 6., 3.]], None, lambda m, x: F(m).relu6(x).sum()),
  ("hardtanh bounds", [[-1., 1., 0.]], None, lambda m, x: F(m).hardtanh(x).sum()),
+ ("hardtanh nan", [[nan, 0.5, 2.]], None, lambda m, x: F(m).hardtanh(x).sum()),
+ ("hardtanh_ bounds", [[-1., 1., 0., 2.]], None, lambda m, x: F(m).hardtanh(x * 1, -1., 1.5, inplace=True).sum()),
  ("leaky 0", [[0.]], None, lambda m, x: F(m).leaky_relu(x, 0.1).sum()),
  ("elu 0", [[0.]], None, lambda m, x: F(m).elu(x).sum()),
  ("abs 0", [[0., -1.]], None, lambda m, x: x.abs().sum()),

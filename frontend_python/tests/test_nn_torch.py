@@ -205,7 +205,7 @@ def test_embedding_with_padding_idx():
 @pytest.mark.parametrize("name,args", [("ReLU", ()), ("GELU", ()), ("GELU", ("tanh",)), ("SiLU", ()),
                                        ("Sigmoid", ()), ("Tanh", ()), ("Softmax", (1,)), ("LogSoftmax", (-1,)),
                                        ("LeakyReLU", (0.2,)), ("ELU", (0.5,)), ("Softplus", (2.0, 3.0)),
-                                       ("ReLU6", ()), ("Identity", ()), ("Flatten", ()), ("Flatten", (0, 1))])
+                                       ("ReLU6", ()), ("Hardtanh", ()), ("Hardtanh", (-0.5, 2.0)), ("Identity", ()), ("Flatten", ()), ("Flatten", (0, 1))])
 def test_activations_and_shape_layers(name, args):
     check_layer(getattr(nn, name)(*args), getattr(torch.nn, name)(*args), (3, 4, 5))
 

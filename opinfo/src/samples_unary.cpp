@@ -1,6 +1,6 @@
 // samples_unary.cpp — the elementwise unary ops of loom/plugin/op_tables.h, exp,
 // neg, relu and the parametric ones (round, gelu, softplus, elu,
-// leaky_relu, nan_to_num, clamp). In-place forms are derived by the runner.
+// leaky_relu, nan_to_num, clamp, hardtanh). In-place forms are derived by the runner.
 #include "sample_util.h"
 
 #include <loom/plugin/op_tables.h>
@@ -124,6 +124,13 @@ LOOM_OP_SAMPLES("_elu_backward", {.make = [](const SampleContext& c) {
 LOOM_OP_SAMPLES("_leaky_relu_backward", {.make = [](const SampleContext& c) {
   return activation_backward_samples(c, -2, 2, {F(0.01)}, {F(0.2)});
 }})
+LOOM_OP_SAMPLES("_hardtanh_backward", {.make = [](const SampleContext& c) {
+  Samples v = activation_backward_samples(c, -2, 2, {I(-1), I(1)}, {F(-0.5), F(1.5)});
+  // The bounds themselves, where the gradient is 0 (clamp's passes there).
+  const std::vector<double> at{-1, -1, 1, 1, 0};
+  v.push_back(c.call("self at the bounds", {c.tensor({5}), from_vector(at, {5}).to(c.dtype())}, {I(-1), I(1)}));
+  return v;
+}})
 
 LOOM_OP_SAMPLES("softplus", {
     .make = [](const SampleContext& c) {
@@ -145,6 +152,16 @@ LOOM_OP_SAMPLES("leaky_relu", {
       Samples v = unary_samples(c, -4, 4);
       v.push_back(c.call("negative_slope=0.2", {c.tensor({4, 5})}, {F(0.2)}).for_gradcheck());
       v.push_back(c.call("negative_slope=-1", {c.tensor({4, 5})}, {I(-1)}).for_gradcheck());
+      return v;
+    }})
+
+// hardtanh keeps the input's dtype, integers too (a float bound is cast).
+LOOM_OP_SAMPLES("hardtanh", {
+    .dtypes = kNumeric,
+    .make = [](const SampleContext& c) {
+      Samples v = unary_samples(c, -3, 3);
+      v.push_back(c.call("relu6 bounds", {c.tensor({4, 5}, -8, 8)}, {I(0), I(6)}).for_gradcheck());
+      v.push_back(c.call("float bounds", {c.tensor({4, 5}, -3, 3)}, {F(-0.5), F(1.5)}).for_gradcheck());
       return v;
     }})
 

@@ -180,6 +180,10 @@ Tensor gelu(const Tensor& a, const std::string& approximate = "none");  // or "t
 Tensor softplus(const Tensor& a, Scalar beta = 1, Scalar threshold = 20);
 Tensor elu(const Tensor& a, Scalar alpha = 1, Scalar scale = 1, Scalar input_scale = 1);
 Tensor leaky_relu(const Tensor& a, Scalar negative_slope = 0.01);
+// clamp(a, min_val, max_val) in a's dtype, with PyTorch's gradient: 0 at
+// the bounds too (clamp's passes there). relu6 is hardtanh(a, 0, 6).
+Tensor hardtanh(const Tensor& a, Scalar min_val = -1, Scalar max_val = 1);
+Tensor& hardtanh_(Tensor& a, Scalar min_val = -1, Scalar max_val = 1);
 // None: 0, the dtype's largest, the dtype's lowest.
 Tensor nan_to_num(const Tensor& a, std::optional<double> nan = std::nullopt,
                   std::optional<double> posinf = std::nullopt,

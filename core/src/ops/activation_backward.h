@@ -24,5 +24,7 @@ Tensor silu_backward(const Tensor& grad_output, const Tensor& self);
 Tensor softplus_backward(const Tensor& grad_output, const Tensor& self, Scalar beta, Scalar threshold);
 Tensor elu_backward(const Tensor& grad_output, const Tensor& self, Scalar alpha, Scalar scale, Scalar input_scale);
 Tensor leaky_relu_backward(const Tensor& grad_output, const Tensor& self, Scalar negative_slope);
+// Of hardtanh: grad_output strictly inside (min_val, max_val), else 0.
+Tensor hardtanh_backward(const Tensor& grad_output, const Tensor& self, Scalar min_val, Scalar max_val);
 
 }  // namespace loom::detail

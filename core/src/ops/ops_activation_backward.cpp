@@ -8,6 +8,7 @@
 //   _softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor
 //   _elu_backward(Tensor grad_output, Tensor self, Scalar alpha, Scalar scale, Scalar input_scale) -> Tensor
 //   _leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor
+//   _hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor
 // Each op's composite is the formula in elementwise ops, so every device
 // runs it; the CPU and CUDA plugins register one-pass kernels (the math is
 // loom/plugin/scalar_ops.hpp's, shared by both). Their own gradients
@@ -111,6 +112,10 @@ LOOM_ACTIVATION_BACKWARD(elu_backward_def,
 LOOM_ACTIVATION_BACKWARD(leaky_relu_backward_def,
                          "_leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor",
                          where(x > 0, g, g * value(c, 0)))
+// NaN passes, as PyTorch's: only the comparisons that hold are zeroed.
+LOOM_ACTIVATION_BACKWARD(hardtanh_backward_def,
+                         "_hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor",
+                         where((x <= value(c, 0)).logical_or(x >= value(c, 1)), 0.0, g))
 #undef LOOM_ACTIVATION_BACKWARD
 
 }  // namespace
@@ -139,6 +144,9 @@ Tensor elu_backward(const Tensor& grad_output, const Tensor& self, Scalar alpha,
 }
 Tensor leaky_relu_backward(const Tensor& grad_output, const Tensor& self, Scalar negative_slope) {
   return run_op(leaky_relu_backward_def(), {&grad_output, &self}, {negative_slope.abi()});
+}
+Tensor hardtanh_backward(const Tensor& grad_output, const Tensor& self, Scalar min_val, Scalar max_val) {
+  return run_op(hardtanh_backward_def(), {&grad_output, &self}, {min_val.abi(), max_val.abi()});
 }
 }  // namespace detail
 

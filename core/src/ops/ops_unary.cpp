@@ -1,6 +1,6 @@
 // ops_unary.cpp — the elementwise unary ops of loom/plugin/op_tables.h plus the
 // parametric ones (round, gelu, softplus, elu, leaky_relu, nan_to_num,
-// clamp), each with its in-place form. Kernel arguments:
+// clamp, hardtanh), each with its in-place form. Kernel arguments:
 // docs/kernel_conventions.md, "Elementwise unary ops".
 #include "activation_backward.h"
 #include "autograd/formula.h"
@@ -164,6 +164,20 @@ LOOM_DEFINE_PARAM_UNARY(clamp, ", Scalar? min=None, Scalar? max=None", prepare_c
                         prepare_clamp_inplace)
 #undef LOOM_DEFINE_PARAM_UNARY
 
+// hardtanh is clamp's value in the input's dtype (bool rejected), an op of
+// its own for its gradient: 0 at the bounds, where clamp's passes. Its
+// composite is clamp, so no plugin needs a kernel; the gradient op
+// _hardtanh_backward is one pass where a plugin has it.
+void hardtanh_composite(OpCall& call) {
+  const Tensor& x = call.arg(0);
+  const Scalar lo = detail::scalar_from_value(call.values[0]), hi = detail::scalar_from_value(call.values[1]);
+  call.result() = clamp(x, lo, hi).to(x.dtype());
+}
+LOOM_CORE_OP(hardtanh_def, "hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor",
+             prepare_unary<UnaryRule::SameNoBool>, hardtanh_composite)
+LOOM_CORE_OP(hardtanh_inplace_def, "hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)",
+             prepare_unary_inplace<UnaryRule::SameNoBool>, inplace_via_out_of_place)
+
 // The rules these prepare functions implement are the table's
 // (loom/plugin/op_tables.h, LOOM_UNARY_SPECIAL_OPS), which plugins register by.
 static_assert(plugin::op_mask("round") == plugin::kernel_mask(UnaryRule::SameNoBool));
@@ -259,6 +273,9 @@ LOOM_DERIVATIVE_IN_FLOAT(elu_def, "EluBackward0", inputs(0), none(), [](Backward
 LOOM_DERIVATIVE(leaky_relu_def, "LeakyReluBackward0", inputs(0), none(), [](BackwardContext& c) {
   c.set(0, detail::leaky_relu_backward(c.grad(), c.input(0), c.scalar(0)));
 })
+LOOM_DERIVATIVE(hardtanh_def, "HardtanhBackward0", inputs(0), none(), [](BackwardContext& c) {
+  c.set(0, detail::hardtanh_backward(c.grad(), c.input(0), c.scalar(0), c.scalar(1)));
+})
 // Replaced values (NaN and infinities) are constants.
 LOOM_DERIVATIVE(nan_to_num_def, "NanToNumBackward0", inputs(0), none(), [](BackwardContext& c) {
   c.set(0, where(isfinite(c.input(0)), c.grad(), 0.0));
@@ -344,6 +361,13 @@ Tensor elu(const Tensor& a, Scalar alpha, Scalar scale, Scalar input_scale) {
 }
 Tensor leaky_relu(const Tensor& a, Scalar negative_slope) {
   return detail::run_op(leaky_relu_def(), {&a}, {negative_slope.abi()});
+}
+Tensor hardtanh(const Tensor& a, Scalar min_val, Scalar max_val) {
+  return detail::run_op(hardtanh_def(), {&a}, {min_val.abi(), max_val.abi()});
+}
+Tensor& hardtanh_(Tensor& a, Scalar min_val, Scalar max_val) {
+  detail::run_op(hardtanh_inplace_def(), {&a}, {min_val.abi(), max_val.abi()});
+  return a;
 }
 Tensor nan_to_num(const Tensor& a, std::optional<double> nan, std::optional<double> posinf,
                   std::optional<double> neginf) {

@@ -8,6 +8,16 @@ GELUImpl::GELUImpl(const GELUOptions& options_) : Module("GELU"), options(option
              "GELU: approximate must be 'none' or 'tanh', got '", options.approximate(), "'");
 }
 
+HardtanhImpl::HardtanhImpl(const HardtanhOptions& options_) : Module("Hardtanh"), options(options_) {
+  LOOM_CHECK(options.min_val() <= options.max_val(), "Hardtanh: min_val (", options.min_val(),
+             ") cannot be greater than max_val (", options.max_val(), ")");
+}
+
+std::string HardtanhImpl::extra_repr() const {
+  return loom::detail::cat("min_val=", options.min_val(), ", max_val=", options.max_val(),
+                           options.inplace() ? ", inplace=True" : "");
+}
+
 std::string LeakyReLUImpl::extra_repr() const {
   return loom::detail::cat("negative_slope=", options.negative_slope(), options.inplace() ? ", inplace=True" : "");
 }

@@ -51,6 +51,18 @@ Tensor relu(const Tensor& input, const ReLUFuncOptions& options) {
 Tensor leaky_relu(const Tensor& input, const LeakyReLUFuncOptions& options) {
   return loom::leaky_relu(input, options.negative_slope());
 }
+Tensor hardtanh(const Tensor& input, const HardtanhFuncOptions& options) {
+  LOOM_CHECK(options.min_val() <= options.max_val(), "hardtanh: min_val (", options.min_val(),
+             ") cannot be greater than max_val (", options.max_val(), ")");
+  if (options.inplace()) {
+    Tensor t = input;
+    return loom::hardtanh_(t, options.min_val(), options.max_val());
+  }
+  return loom::hardtanh(input, options.min_val(), options.max_val());
+}
+Tensor relu6(const Tensor& input, const ReLU6FuncOptions& options) {
+  return hardtanh(input, HardtanhFuncOptions().min_val(0).max_val(6).inplace(options.inplace()));
+}
 Tensor elu(const Tensor& input, const ELUFuncOptions& options) { return loom::elu(input, options.alpha()); }
 Tensor softplus(const Tensor& input, const SoftplusFuncOptions& options) {
   return loom::softplus(input, options.beta(), options.threshold());

@@ -63,14 +63,10 @@ def relu6(input, inplace=False):
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
-    """clamp(input, min_val, max_val), with PyTorch's gradient: 0 at the bounds too (clamp's passes there)."""
+    """clamp(input, min_val, max_val) in input's dtype, with PyTorch's gradient: 0 at the bounds too (clamp's passes there)."""
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
-    if not (input.requires_grad and _loom.is_grad_enabled()):
-        return input.clamp_(min_val, max_val) if inplace else _loom.clamp(input, min_val, max_val)
-    inside = (input > min_val).logical_and(input < max_val)
-    out = _loom.where(inside, input, _loom.clamp(input, min_val, max_val).detach())
-    return input.copy_(out) if inplace else out
+    return input.hardtanh_(min_val, max_val) if inplace else _loom.hardtanh(input, min_val, max_val)
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):

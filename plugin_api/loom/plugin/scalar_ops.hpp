@@ -352,17 +352,31 @@ struct LeakyReluBackward {
   }
 };
 
+// _hardtanh_backward(grad, x, min_val, max_val): 0 where x <= min_val or
+// x >= max_val — at the bounds too, as PyTorch's (clamp's gradient passes
+// there) — else grad; NaN x passes grad, as PyTorch's.
+template <class T>
+struct HardtanhBackward {
+  opmath_t<T> min_val, max_val;
+  LOOM_HD T operator()(T grad, T self) const {
+    using V = opmath_t<T>;
+    const V x = widen(self);
+    return narrow<T>(x <= min_val || x >= max_val ? V(0) : widen(grad));
+  }
+};
+
 // The ops above, for a plugin's registration: X(kernel name, op, functor,
 // number of Scalar values the functor takes in order). The CPU and CUDA
 // plugins expand this one list.
-#define LOOM_PLUGIN_ACTIVATION_BACKWARD_OPS(X)                        \
-  X(threshold_backward, "_threshold_backward", ThresholdBackward, 1) \
-  X(sigmoid_backward, "_sigmoid_backward", SigmoidBackward, 0)       \
-  X(tanh_backward, "_tanh_backward", TanhBackward, 0)                \
-  X(silu_backward, "_silu_backward", SiluBackward, 0)                \
-  X(softplus_backward, "_softplus_backward", SoftplusBackward, 2)    \
-  X(elu_backward, "_elu_backward", EluBackward, 3)                   \
-  X(leaky_relu_backward, "_leaky_relu_backward", LeakyReluBackward, 1)
+#define LOOM_PLUGIN_ACTIVATION_BACKWARD_OPS(X)                         \
+  X(threshold_backward, "_threshold_backward", ThresholdBackward, 1)   \
+  X(sigmoid_backward, "_sigmoid_backward", SigmoidBackward, 0)         \
+  X(tanh_backward, "_tanh_backward", TanhBackward, 0)                  \
+  X(silu_backward, "_silu_backward", SiluBackward, 0)                  \
+  X(softplus_backward, "_softplus_backward", SoftplusBackward, 2)      \
+  X(elu_backward, "_elu_backward", EluBackward, 3)                     \
+  X(leaky_relu_backward, "_leaky_relu_backward", LeakyReluBackward, 1) \
+  X(hardtanh_backward, "_hardtanh_backward", HardtanhBackward, 2)
 
 // ---------------------------------------------- comparisons, logical ---
 

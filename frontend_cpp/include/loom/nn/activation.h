@@ -1,5 +1,5 @@
 // loom/nn/activation.h — elementwise activations and (log-)softmax as
-// modules: ReLU, LeakyReLU, ELU, Softplus, GELU, SiLU, Sigmoid, Tanh,
+// modules: ReLU, ReLU6, Hardtanh, LeakyReLU, ELU, Softplus, GELU, SiLU, Sigmoid, Tanh,
 // Softmax, LogSoftmax.
 #pragma once
 
@@ -35,6 +35,32 @@ class ReLUImpl : public Module {
   ReLUOptions options;
 };
 LOOM_MODULE(ReLU);
+
+using ReLU6Options = functional::ReLU6FuncOptions;
+
+class ReLU6Impl : public Module {
+ public:
+  explicit ReLU6Impl(const ReLU6Options& options = {}) : Module("ReLU6"), options(options) {}
+  LOOM_CLONE_FROM_OPTIONS(ReLU6Impl)
+  Tensor forward(const Tensor& input) { return functional::relu6(input, options); }
+  std::string extra_repr() const override { return options.inplace() ? "inplace=True" : ""; }
+
+  ReLU6Options options;
+};
+LOOM_MODULE(ReLU6);
+
+using HardtanhOptions = functional::HardtanhFuncOptions;
+
+class HardtanhImpl : public Module {
+ public:
+  explicit HardtanhImpl(const HardtanhOptions& options = {});
+  LOOM_CLONE_FROM_OPTIONS(HardtanhImpl)
+  Tensor forward(const Tensor& input) { return functional::hardtanh(input, options); }
+  std::string extra_repr() const override;
+
+  HardtanhOptions options;
+};
+LOOM_MODULE(Hardtanh);
 
 using LeakyReLUOptions = functional::LeakyReLUFuncOptions;
 

@@ -30,11 +30,15 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
                                         const BCEWithLogitsLossOptions& options = {});
 
 // ---- libtorch's FuncOptions forms (functional_options.h) ---------------------------------
-// `inplace` options are accepted for relu (which has an in-place op); the
-// others compute out of place and return the result (the input keeps its
+// `inplace` options are accepted for relu, hardtanh and relu6 (which have
+// an in-place op); the others compute out of place and return the result (the input keeps its
 // values), which is what code that uses the returned tensor sees.
 Tensor relu(const Tensor& input, const ReLUFuncOptions& options);
 Tensor leaky_relu(const Tensor& input, const LeakyReLUFuncOptions& options);
+// clamp to [min_val, max_val] with a gradient of 0 at the bounds; relu6 is
+// hardtanh to [0, 6]. min_val > max_val is an error.
+Tensor hardtanh(const Tensor& input, const HardtanhFuncOptions& options = {});
+Tensor relu6(const Tensor& input, const ReLU6FuncOptions& options = {});
 Tensor elu(const Tensor& input, const ELUFuncOptions& options);
 Tensor softplus(const Tensor& input, const SoftplusFuncOptions& options);
 Tensor gelu(const Tensor& input, const GELUFuncOptions& options);

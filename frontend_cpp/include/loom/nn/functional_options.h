@@ -36,6 +36,15 @@ struct LeakyReLUFuncOptions {
   LOOM_ARG(double, negative_slope) = 1e-2;
   LOOM_ARG(bool, inplace) = false;
 };
+struct HardtanhFuncOptions {
+  LOOM_ARG(double, min_val) = -1.0;
+  LOOM_ARG(double, max_val) = 1.0;
+  LOOM_ARG(bool, inplace) = false;
+};
+struct ReLU6FuncOptions {
+  ReLU6FuncOptions(bool inplace = false) : inplace_(inplace) {}  // NOLINT
+  LOOM_ARG(bool, inplace);
+};
 struct ELUFuncOptions {
   LOOM_ARG(double, alpha) = 1.0;
   LOOM_ARG(bool, inplace) = false;

@@ -1,6 +1,6 @@
 """The layers of loom.nn, by family (one file each, as in PyTorch)."""
 from .activation import (  # noqa: F401
-    ELU, GELU, LeakyReLU, LogSoftmax, MultiheadAttention, ReLU, ReLU6, SiLU, Sigmoid, Softmax, Softplus, Tanh)
+    ELU, GELU, Hardtanh, LeakyReLU, LogSoftmax, MultiheadAttention, ReLU, ReLU6, SiLU, Sigmoid, Softmax, Softplus, Tanh)
 from .batchnorm import BatchNorm1d, BatchNorm2d  # noqa: F401
 from .container import ModuleDict, ModuleList, Sequential  # noqa: F401
 from .conv import Conv1d, Conv2d, ConvTranspose2d  # noqa: F401
