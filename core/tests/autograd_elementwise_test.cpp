@@ -1,5 +1,6 @@
 // autograd_elementwise_test.cpp — gradient tests of the elementwise family beyond the
 // per-op cases of opinfo/ (in-place chains, number overloads, ties, guards).
+#include <loom/dispatch_trace.h>
 #include <loom/opinfo.h>
 
 #include <catch2/catch.hpp>
@@ -13,8 +14,9 @@ using namespace loom::opinfo;
 TEST_CASE("autograd: in-place elementwise ops on a non-leaf", "[autograd]") {
   const Args in = {arg({2, 3}), arg({2, 3}, 0.5, 2), arg({3}, 0.1, 0.9)};
   const loom::autograd::GradcheckFn fn = [](const Args& x) {
-    Tensor y = x[0] * 2.0;
-    y.sigmoid_();
+    Tensor s = x[0] * 2.0;
+    s.sigmoid_();  // keeps its result for backward (as PyTorch's): clamp a copy
+    Tensor y = s * 1.0;
     y.clamp_(0.2, 0.8);
     Tensor z = x[1] * 1.0;
     z.pow_(y);  // pow_ saves its base: the engine must keep the old value
@@ -24,6 +26,32 @@ TEST_CASE("autograd: in-place elementwise ops on a non-leaf", "[autograd]") {
   };
   CHECK(loom::autograd::gradcheck(fn, in));
   CHECK(loom::autograd::gradgradcheck(fn, in));
+}
+
+TEST_CASE("autograd: an in-place op on a non-leaf runs in place, as PyTorch's", "[autograd]") {
+  const Tensor x = loom::randn({4, 5}).requires_grad_();
+  Tensor y = x * 2.0;
+  std::vector<std::string> ops;
+  {
+    loom::DispatchTrace trace;
+    y.add_(x);  // a residual connection, then its activation
+    y.relu_();
+    for (const auto& e : trace.events())
+      if (e.op) ops.push_back(e.op->name());
+  }
+  // One kernel each: no out-of-place add or relu, no copy into y.
+  CHECK(ops == std::vector<std::string>{"add_", "relu_"});
+  CHECK(y.grad_fn()->name() == "ReluBackward0");
+  y.sum().backward();
+  const Tensor want = loom::where(x > 0.0, loom::full({}, 3.0), loom::full({}, 0.0));
+  CHECK(loom::allclose(x.grad(), want));
+  // relu_ keeps its result for backward: writing it again is an error at
+  // backward that names the node, as PyTorch's.
+  Tensor w = x * 2.0;
+  w.relu_();
+  w.mul_(3.0);
+  CHECK_THROWS_WITH(w.sum().backward(), Catch::Contains("modified by an inplace operation") &&
+                                            Catch::Contains("ReluBackward0"));
 }
 
 TEST_CASE("autograd: the number overloads and operators of the elementwise family", "[autograd]") {

@@ -8,10 +8,15 @@
 //   - without one but with a composite runs the composite with autograd on,
 //     so the ops it calls record themselves;
 //   - with neither records a node whose backward is an error naming it.
-// In-place ops without a formula of their own run their out-of-place form
-// (recorded) and copy the result in, then take its history: the old value
-// they overwrite is then never needed.
+// In-place ops without a formula of their own take their out-of-place
+// partner's: where it does not need the value they overwrite they run in
+// place (their own kernel) and self takes the partner's node, as PyTorch's
+// do — so a result the node keeps (relu_'s, sigmoid_'s) must not be written
+// again before backward; otherwise they run the partner (recorded) on a
+// copy of the old value and copy the result in.
 #include "nodes.h"
+
+#include <algorithm>
 
 #include <loom/ops.h>
 
@@ -106,6 +111,28 @@ const OpDef& out_of_place_partner(const OpDef& op) {
   return *p;
 }
 
+// Whether an in-place op can run as itself (its own kernel, in place) with
+// its out-of-place partner's formula attached to self afterwards, rather
+// than as the partner out of place plus a copy into self. The formula must
+// not keep self's old value (the kernel overwrites it) nor an argument
+// sharing self's storage, nor values the prepare resolves (dropout's seed);
+// every tensor argument has self's floating dtype, so the partner's result
+// would have self's dtype and shape (the in-place op's prepare checks the
+// shape).
+bool runs_in_place(const OpCall& call, const Formula* pf) {
+  if (!pf || !pf->backward || pf->saves_resolved_values || (pf->save_inputs & 1u)) return false;
+  const Tensor& self = call.arg(0);
+  if (!is_floating_point(self.dtype())) return false;
+  for (size_t i = 0; i < call.args.size(); ++i) {
+    const Tensor* a = call.args[i];
+    if (!a || !a->defined()) continue;
+    if (a->dtype() != self.dtype()) return false;
+    if (i > 0 && (pf->save_inputs >> std::min<size_t>(i, 31) & 1u) && a->storage().get() == self.storage().get())
+      return false;
+  }
+  return true;
+}
+
 void dispatch_inplace(OpCall& call) {
   const Tensor& self = call.arg(0);
   check_inplace_allowed(call, self);
@@ -123,11 +150,29 @@ void dispatch_inplace(OpCall& call) {
     rebase_history(self, {node, 0});
     return;
   }
+  const OpDef& partner = out_of_place_partner(*call.op);
+  const Formula* pf = partner.formula();
+  if (runs_in_place(call, pf)) {
+    // One pass in place (relu_ on an activation, a residual's add_): the
+    // partner's node takes its edges from the arguments as they are now,
+    // then the kernel writes self and self's history moves onto the node.
+    OpCall pc(partner);
+    for (const Tensor* a : call.args) pc.args.push_back(a);
+    for (const LoomValue& v : call.values) pc.values.push_back(v);
+    NodePtr node = make_formula_node(pc, *pf);
+    run_below_autograd(call);
+    auto& fn = static_cast<FormulaNode&>(*node);
+    fn.input_meta_.push_back(meta_of(self));
+    rebase_history(self, {node, 0});
+    if (pf->save_outputs & 1u) {
+      fn.saved_outputs_.resize(1);
+      fn.saved_outputs_[0] = SavedVariable(self, true);  // after the kernel's version bump
+    }
+    return;
+  }
   // Validate as the in-place op would (shape may not grow, dtype must hold
   // the result), then compute out of place with autograd.
   ::loom::detail::prepare_call(call);
-  const OpDef& partner = out_of_place_partner(*call.op);
-  const Formula* pf = partner.formula();
   OpCall pc(partner);
   for (const Tensor* a : call.args) pc.args.push_back(a);
   for (const LoomValue& v : call.values) pc.values.push_back(v);
