@@ -240,6 +240,50 @@ void max_pool_2x2(const Plane& p, const T* x, T* y, int64_t* ind, const int64_t*
   });
 }
 
+// One window position over m outputs of a row (the outputs' elements
+// `stride` apart): each running max takes v when larger or NaN, and its
+// position r (row * W + column of the window's first output, the same for
+// every output). int32 positions keep the lanes as wide as float's, so
+// with selects (no trapping math) the loop vectorises.
+template <int Stride, class T, class A>
+LOOM_CPU_CLONES void max_window_step(const T* __restrict x, int64_t stride, int64_t m, int32_t r,
+                                     A* __restrict best, int32_t* __restrict at) {
+  const int64_t st = Stride ? Stride : stride;
+  for (int64_t j = 0; j < m; ++j) {
+    const A v = to_arith(x[j * st]);
+    const bool take = (v > best[j]) | (v != v);
+    best[j] = take ? v : best[j];
+    at[j] = take ? r : at[j];
+  }
+}
+
+// The outputs [ow0, ow0 + m) of one output row whose windows lie inside the
+// plane's columns (unit column stride, dilation 1, H·W below 2^31): the
+// window's positions outermost, the outputs innermost, so each output's
+// running max is its own chain (ResNet's 3x3 stride-2 pool ran 10x slower
+// as one compare-and-branch chain per output). The same visiting order and
+// rules as the general loop: the first of equal values, the last NaN.
+// at[j] comes back as the plane index of output j's winner.
+template <int Stride, class T, class A>
+void max_pool_interior(const T* xp, int64_t xs_row, int64_t W, int64_t h0, int64_t kh0, int64_t kh1,
+                       int64_t row_step, int64_t kw, int64_t s, int64_t pad, int64_t ow0, int64_t m, A* best,
+                       int32_t* rel, int64_t* at) {
+  const int64_t st = Stride ? Stride : s;
+  const int64_t w_first = ow0 * st - pad;
+  const int32_t r0 = static_cast<int32_t>((h0 + kh0 * row_step) * W);
+  for (int64_t j = 0; j < m; ++j) {
+    best[j] = -std::numeric_limits<A>::infinity();
+    rel[j] = r0;
+  }
+  for (int64_t kh = kh0; kh < kh1; ++kh) {
+    const int64_t ih = h0 + kh * row_step;
+    const T* xr = xp + ih * xs_row + w_first;
+    for (int64_t k = 0; k < kw; ++k)
+      max_window_step<Stride, T, A>(xr + k, st, m, static_cast<int32_t>(ih * W + k), best, rel);
+  }
+  for (int64_t j = 0; j < m; ++j) at[j] = rel[j] + w_first + j * st;
+}
+
 template <class T>
 void max_pool(const LoomKernelCall& c, const Plane& p) {
   using A = arith_t<T>;
@@ -255,14 +299,46 @@ void max_pool(const LoomKernelCall& c, const Plane& p) {
       return max_pool_2x2<T>(p, x, y, ind, is);
   }
   if (!ind && p.xs[3] == 1 && d[0] == 1 && d[1] == 1) return max_pool_rows<T>(p, k, s, pd, x, y);
+  // Output columns [ow_lo, ow_hi) have their whole window inside the
+  // plane's columns: max_pool_interior's, when rows have unit stride and
+  // columns no dilation.
+  int64_t ow_lo = p.OW, ow_hi = p.OW;
+  if (p.xs[3] == 1 && d[1] == 1 && p.H * p.W < INT32_MAX) {
+    ow_lo = std::min(p.OW, (pd[1] + s[1] - 1) / s[1]);
+    ow_hi = p.W + pd[1] - k[1] >= 0 ? std::min(p.OW, (p.W + pd[1] - k[1]) / s[1] + 1) : 0;
+    ow_hi = std::max(ow_hi, ow_lo);
+  }
   for_planes(p, p.OH * p.OW * k[0] * k[1], [&](int64_t n, int64_t ch) {
     const T* xp = x + n * p.xs[0] + ch * p.xs[1];
+    constexpr int64_t kChunk = 64;
+    A best_row[kChunk];
+    int32_t rel_row[kChunk];
+    int64_t at_row[kChunk];
     for (int64_t oh = 0; oh < p.OH; ++oh) {
       // First and one-past-last kernel rows whose input row is inside.
       int64_t h0 = oh * s[0] - pd[0];
       const int64_t kh0 = h0 < 0 ? (-h0 + d[0] - 1) / d[0] : 0;
       const int64_t kh1 = std::min(k[0], (p.H - h0 + d[0] - 1) / d[0]);
+      for (int64_t ow0 = ow_lo; ow0 < ow_hi; ow0 += kChunk) {
+        const int64_t m = std::min(kChunk, ow_hi - ow0);
+        if (s[1] == 2)
+          max_pool_interior<2, T>(xp, p.xs[2], p.W, h0, kh0, kh1, d[0], k[1], s[1], pd[1], ow0, m, best_row, rel_row,
+                                    at_row);
+        else if (s[1] == 1)
+          max_pool_interior<1, T>(xp, p.xs[2], p.W, h0, kh0, kh1, d[0], k[1], s[1], pd[1], ow0, m, best_row, rel_row,
+                                    at_row);
+        else
+          max_pool_interior<0, T>(xp, p.xs[2], p.W, h0, kh0, kh1, d[0], k[1], s[1], pd[1], ow0, m, best_row, rel_row,
+                                    at_row);
+        for (int64_t j = 0; j < m; ++j) {
+          const int64_t ow = ow0 + j;
+          y[n * p.ys[0] + ch * p.ys[1] + oh * p.ys[2] + ow * p.ys[3]] = from_arith<T>(best_row[j]);
+          if (ind) ind[n * is[0] + ch * is[1] + oh * is[2] + ow * is[3]] = at_row[j];
+        }
+      }
       for (int64_t ow = 0; ow < p.OW; ++ow) {
+        if (ow == ow_lo) ow = ow_hi;  // the interior is done
+        if (ow >= p.OW) break;
         const int64_t w0 = ow * s[1] - pd[1];
         const int64_t kw0 = w0 < 0 ? (-w0 + d[1] - 1) / d[1] : 0;
         const int64_t kw1 = std::min(k[1], (p.W - w0 + d[1] - 1) / d[1]);

@@ -284,6 +284,47 @@ TEST_CASE("2x2 max pooling fast path: ties, NaNs and strided outputs as the sequ
   }
 }
 
+TEST_CASE("max pooling with indices, rows' interior windows: ties, NaNs, strides and padding as the sequential rule") {
+  // ResNet's 3x3 stride-2 pad-1 window and others; widths past one chunk
+  // of the interior loop (64 outputs) and with border columns on each side.
+  struct Case {
+    int64_t k, s, pad, W;
+  };
+  for (int32_t dt : {LOOM_DTYPE_FLOAT32, LOOM_DTYPE_FLOAT64, LOOM_DTYPE_BFLOAT16}) {
+    for (const Case& cs : {Case{3, 2, 1, 150}, Case{3, 1, 1, 70}, Case{2, 3, 0, 200}, Case{4, 2, 2, 19}}) {
+      CAPTURE(dt, cs.k, cs.s, cs.pad, cs.W);
+      const int64_t H = 7, OH = (H + 2 * cs.pad - cs.k) / cs.s + 1, OW = (cs.W + 2 * cs.pad - cs.k) / cs.s + 1;
+      Tensor x = make(dt, {1, 2, H, cs.W});
+      int64_t n = 0;
+      for_each_index(x.shape, [&](const std::vector<int64_t>& i) {
+        const int64_t r = (n++ * 7919) % 17;
+        set(x, i, r == 0 ? NAN : static_cast<long double>(r % 5));
+      });
+      Tensor y = make(dt, {1, 2, OH, OW}), idx = make(LOOM_DTYPE_INT64, {1, 2, OH, OW});
+      std::vector<LoomValue> v{int_list_value({cs.k, cs.k}), int_list_value({cs.s, cs.s}),
+                               int_list_value({cs.pad, cs.pad}), int_list_value({1, 1}), bool_value(false)};
+      run("max_pool2d_with_indices", {x.desc()}, {y.desc(), idx.desc()}, v);
+      int64_t bad = 0;
+      for_each_index(y.shape, [&](const std::vector<int64_t>& i) {
+        long double best = -INFINITY;
+        int64_t at = -1;
+        for (int64_t ih = i[2] * cs.s - cs.pad; ih < i[2] * cs.s - cs.pad + cs.k; ++ih)
+          for (int64_t iw = i[3] * cs.s - cs.pad; iw < i[3] * cs.s - cs.pad + cs.k; ++iw) {
+            if (ih < 0 || ih >= H || iw < 0 || iw >= cs.W) continue;
+            const long double e = get(x, {i[0], i[1], ih, iw});
+            if (at < 0 || e > best || std::isnan(e)) best = e, at = ih * cs.W + iw;  // first max, last NaN
+          }
+        const long double got = get(y, i);
+        const bool same = std::isnan(best) ? std::isnan(got) : got == best;
+        if ((!same || get(idx, i) != at) && bad++ < 5)
+          FAIL_CHECK("output " << i[1] << "," << i[2] << "," << i[3] << ": " << got << " at " << get(idx, i)
+                               << ", want " << best << " at " << at);
+      });
+      CHECK(bad == 0);
+    }
+  }
+}
+
 TEST_CASE("conv/pool kernels reject malformed calls") {
   Tensor x = make(LOOM_DTYPE_FLOAT32, {1, 2, 5, 5}), w = make(LOOM_DTYPE_FLOAT32, {2, 2, 3, 3});
   Tensor y = make(LOOM_DTYPE_FLOAT32, {1, 2, 3, 3});
