@@ -1,4 +1,4 @@
-// The fused optimizer ops: _adam_step_'s kernel (dense tensors) against its
+// The fused optimizer ops: _adam_step_'s and _sgd_step_'s kernels (dense tensors) against their
 // composite (the CPU kernel declines strided tensors, so transposed views run
 // the composite), state included, in every floating dtype; and the errors.
 #include <catch2/catch.hpp>
@@ -89,4 +89,35 @@ TEST_CASE("_adam_step_ names what does not match the parameter") {
   Tensor ints = loom::zeros({5, 7}, DType::Int64);
   CHECK_THROWS_WITH(loom::adam_step_(ints, ints, ints, ints, 1, 0.9, 0.999, 1e-3, 1e-8),
                     Catch::Contains("expected a floating point parameter, got int64"));
+}
+
+TEST_CASE("_sgd_step_: the kernel and the composite agree; the formula written out in float64") {
+  for (DType t : {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16}) {
+    for (const bool nesterov : {false, true}) {
+      CAPTURE(loom::name(t), nesterov);
+      // p, g, buffer: dense, and the same values as transposed views (declined
+      // by the kernel: the composite runs).
+      State dense = make_state(t, false), strided = make_state(t, true);
+      std::vector<std::string> paths;
+      for (int i = 0; i < 3; ++i) {
+        loom::sgd_step_(dense.p, dense.g, dense.m, 1e-2, 0.9, 0.1, nesterov, 0.5);
+        loom::DispatchTrace trace;
+        loom::sgd_step_(strided.p, strided.g, strided.m, 1e-2, 0.9, 0.1, nesterov, 0.5);
+        for (const auto& e : trace.events())
+          if (e.op && e.op->name() == "_sgd_step_") paths.push_back(loom::to_string(e.path));
+      }
+      CHECK(paths == std::vector<std::string>(3, "composite"));
+      CHECK(values(dense.p) == values(strided.p));
+      CHECK(values(dense.m) == values(strided.m));
+    }
+  }
+  State s = make_state(DType::Float64, false);
+  const Tensor p0 = s.p.clone(), g = s.g.clone(), b0 = s.m.clone();
+  loom::sgd_step_(s.p, s.g, s.m, 1e-2, 0.9, 0.1, true, 0.5);
+  const Tensor d = g + p0 * 1e-2, b1 = b0 * 0.9 + d * 0.9, p1 = p0 - (d + b1 * 0.9) * 0.5;
+  CHECK(max_rel_diff(s.m, b1) < 1e-12);
+  CHECK(max_rel_diff(s.p, p1) < 1e-12);
+  Tensor small = loom::zeros({5, 6}, DType::Float64);
+  CHECK_THROWS_WITH(loom::sgd_step_(s.p, s.g, small, 0, 0.9, 0, false, 0.1),
+                    Catch::Contains("momentum_buffer has shape [5, 6] but the parameter has [5, 7]"));
 }

@@ -328,6 +328,12 @@ Tensor& adam_update_(Tensor& self, const Tensor& exp_avg, const Tensor& exp_avg_
 // (grad, grad^2); then the _adam_update_ above.
 Tensor& adam_step_(Tensor& self, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_avg_sq, double decay,
                    double beta1, double beta2, double step_size, double eps);
+// One SGD-with-momentum step of a parameter after its first (op _sgd_step_):
+// d = grad + weight_decay * self; momentum_buffer = momentum_buffer *
+// momentum + (1 - dampening) * d, in place; self -= lr * (nesterov ?
+// d + momentum * momentum_buffer : momentum_buffer).
+Tensor& sgd_step_(Tensor& self, const Tensor& grad, const Tensor& momentum_buffer, double weight_decay,
+                  double momentum, double dampening, bool nesterov, double lr);
 
 }  // namespace loom
 

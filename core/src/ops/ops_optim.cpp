@@ -20,12 +20,23 @@
 // running statistics. float16/bfloat16 compute in float32, rounding each
 // tensor once. A kernel may decline (UNSUPPORTED) non-dense tensors; the
 // composite takes any layout.
+//
+//   _sgd_step_(self, grad, momentum_buffer, weight_decay, momentum, dampening, nesterov, lr):
+//     d = grad + weight_decay * self                 (0: grad)
+//     momentum_buffer = momentum_buffer * momentum + (1 - dampening) * d
+//     self += -lr * (nesterov ? d + momentum * momentum_buffer : momentum_buffer)
+// SGD with momentum after its first step (which clones d into the buffer):
+// four ops and a temporary per parameter as one pass, the buffer written in
+// place as _adam_step_'s averages, with the same dtype rules.
 #include "autograd/formula.h"
 #include "core_op.h"
 #include "nn_norm_util.h"
 
 #include <loom/error.h>
 #include <loom/ops.h>
+
+#include <initializer_list>
+#include <vector>
 
 namespace loom {
 namespace {
@@ -54,14 +65,15 @@ void composite_adam_update(OpCall& call) {
   if (!p.is_same(self)) self.copy_(p);
 }
 
-// Every tensor of the step has the parameter's dtype and shape (no
-// broadcasting: these are one parameter's state).
-void prepare_adam_step(OpCall& call) {
+// Every tensor of a step has the parameter's dtype and shape (no
+// broadcasting: these are one parameter's state); names[i] is argument i's.
+// The state (arguments 2..) is written in place: its versions are bumped.
+void prepare_optimizer_step(OpCall& call, std::initializer_list<const char*> arg_names) {
   const Tensor& self = call.arg(0);
   const std::string& op = call.op->name();
   LOOM_CHECK(is_floating_point(self.dtype()), op, ": expected a floating point parameter, got ", name(self.dtype()));
-  const char* names[] = {"self", "grad", "exp_avg", "exp_avg_sq"};
-  for (size_t i = 1; i < 4; ++i) {
+  const std::vector<const char*> names(arg_names);
+  for (size_t i = 1; i < names.size(); ++i) {
     const Tensor& t = call.arg(i);
     LOOM_CHECK(t.dtype() == self.dtype(), op, ": ", names[i], " has dtype ", name(t.dtype()), " but the parameter has ",
                name(self.dtype()));
@@ -71,8 +83,10 @@ void prepare_adam_step(OpCall& call) {
                self.device().str());
   }
   prepare_inplace(call);
-  for (size_t i : {2, 3}) call.args[i]->storage()->bump_version();
+  for (size_t i = 2; i < names.size(); ++i) call.args[i]->storage()->bump_version();
 }
+void prepare_adam_step(OpCall& call) { prepare_optimizer_step(call, {"self", "grad", "exp_avg", "exp_avg_sq"}); }
+void prepare_sgd_step(OpCall& call) { prepare_optimizer_step(call, {"self", "grad", "momentum_buffer"}); }
 
 void composite_adam_step(OpCall& call) {
   Tensor self = call.arg(0), exp_avg = call.arg(2), exp_avg_sq = call.arg(3);
@@ -93,6 +107,23 @@ void composite_adam_step(OpCall& call) {
   }
 }
 
+// The steps and rounding points the kernels follow: each op of the Python
+// and C++ SGD in the compute dtype.
+void composite_sgd_step(OpCall& call) {
+  Tensor self = call.arg(0), buf = call.arg(2);
+  const double weight_decay = call.values[0].u.f, momentum = call.values[1].u.f, dampening = call.values[2].u.f;
+  const bool nesterov = call.values[3].u.i != 0;
+  const double lr = call.values[4].u.f;
+  Tensor p = widened(self), b = widened(buf), g = widened(call.arg(1));
+  if (weight_decay != 0) g = g.add(p, Scalar(weight_decay));
+  b.mul_(Scalar(momentum)).add_(g, Scalar(1 - dampening));
+  p.add_(nesterov ? g.add(b, Scalar(momentum)) : b, Scalar(-lr));
+  if (!p.is_same(self)) {
+    self.copy_(p);
+    buf.copy_(b);
+  }
+}
+
 }  // namespace
 
 LOOM_CORE_OP(adam_update_def,
@@ -105,6 +136,11 @@ LOOM_CORE_OP(adam_step_def,
              "float beta2, float step_size, float eps) -> Tensor(a!)",
              prepare_adam_step, composite_adam_step)
 LOOM_NOT_DIFFERENTIABLE(adam_step_def)
+LOOM_CORE_OP(sgd_step_def,
+             "_sgd_step_(Tensor(a!) self, Tensor grad, Tensor momentum_buffer, float weight_decay, float momentum, "
+             "float dampening, bool nesterov, float lr) -> Tensor(a!)",
+             prepare_sgd_step, composite_sgd_step)
+LOOM_NOT_DIFFERENTIABLE(sgd_step_def)
 
 Tensor& adam_update_(Tensor& self, const Tensor& exp_avg, const Tensor& exp_avg_sq, double step_size, double eps) {
   detail::run_op(adam_update_def(), {&self, &exp_avg, &exp_avg_sq},
@@ -117,6 +153,14 @@ Tensor& adam_step_(Tensor& self, const Tensor& grad, const Tensor& exp_avg, cons
   detail::run_op(adam_step_def(), {&self, &grad, &exp_avg, &exp_avg_sq},
                  {detail::float_value(decay), detail::float_value(beta1), detail::float_value(beta2),
                   detail::float_value(step_size), detail::float_value(eps)});
+  return self;
+}
+
+Tensor& sgd_step_(Tensor& self, const Tensor& grad, const Tensor& momentum_buffer, double weight_decay,
+                  double momentum, double dampening, bool nesterov, double lr) {
+  detail::run_op(sgd_step_def(), {&self, &grad, &momentum_buffer},
+                 {detail::float_value(weight_decay), detail::float_value(momentum), detail::float_value(dampening),
+                  detail::bool_value(nesterov), detail::float_value(lr)});
   return self;
 }
 

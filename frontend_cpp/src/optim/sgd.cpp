@@ -35,10 +35,15 @@ void SGD::step() {
     for (size_t i = 0; i < group.params().size(); ++i) {
       Tensor p = group.params()[i];
       if (!p.grad().defined()) continue;
-      Tensor d_p = detail::effective_grad(p, o.maximize(), o.weight_decay());
       ParamState& s = state(g, i);
       if (!s.initialized()) s.buffers.resize(1);
       s.step += 1;
+      if (o.momentum() != 0 && !o.maximize() && s.buffers[0].defined()) {
+        // After the first step: the whole step in one op (_sgd_step_).
+        sgd_step_(p, p.grad(), s.buffers[0], o.weight_decay(), o.momentum(), o.dampening(), o.nesterov(), o.lr());
+        continue;
+      }
+      Tensor d_p = detail::effective_grad(p, o.maximize(), o.weight_decay());
       if (o.momentum() != 0) {
         Tensor& buf = s.buffers[0];
         if (!buf.defined()) {

@@ -1,4 +1,5 @@
 """SGD with momentum, dampening, Nesterov, weight decay and maximize (PyTorch 1.13's update)."""
+from .. import _C
 from .._grad_mode import no_grad
 from .optimizer import Optimizer, required
 
@@ -27,12 +28,22 @@ class SGD(Optimizer):
         super().__init__(params, defaults)
 
     def step(self, closure=None):
+        """Per parameter with momentum, after the first step: one op, _sgd_step_ (weight decay,
+        the buffer's update, the parameter's), instead of four with a temporary."""
         loss = self._closure_loss(closure)
+        sgd_step_ = _C.Tensor._sgd_step_
         with no_grad():
             for group in self.param_groups:
                 lr, momentum = group["lr"], group["momentum"]
                 dampening, nesterov = group["dampening"], group["nesterov"]
-                for p, d_p, state in self._grads(group):
+                weight_decay = group["weight_decay"]
+                fused = momentum != 0 and not group.get("maximize", False)
+                for p, d_p, state in self._grads(group, l2=not fused):
+                    if fused and state.get("momentum_buffer") is not None:
+                        sgd_step_(p, d_p, state["momentum_buffer"], weight_decay, momentum, dampening, nesterov, lr)
+                        continue
+                    if fused and weight_decay != 0:
+                        d_p = d_p.add(p, alpha=weight_decay)
                     if momentum != 0:
                         buf = state.get("momentum_buffer")
                         if buf is None:
