@@ -98,36 +98,16 @@ void adam_step(const LoomKernelCall& c) {
   });
 }
 
-// _sgd_step_: SGD with momentum, each op of its composite (ops_optim.cpp)
-// in the compute type, the same rounding points; float16/bfloat16 round
-// each tensor once.
 template <class T>
-struct SgdStep {
-  double weight_decay, momentum, dampening, lr;
-  bool nesterov;
-
-  void operator()(T& p, T g, T& b) const {
-    using V = opmath_t<T>;
-    const V x = p;
-    V d = g;
-    if (weight_decay != 0) d = d + static_cast<V>(weight_decay) * x;
-    V buf = V(b) * static_cast<V>(momentum);
-    buf = buf + static_cast<V>(1 - dampening) * d;
-    const V step = nesterov ? d + static_cast<V>(momentum) * buf : buf;
-    p = static_cast<T>(x + static_cast<V>(-lr) * step);
-    b = static_cast<T>(buf);
-  }
-};
-
-template <class T>
-LOOM_CPU_CLONES void sgd_step_range(const SgdStep<T>& f, T* __restrict p, const T* __restrict g, T* __restrict b,
+LOOM_CPU_CLONES void sgd_step_range(const plugin::ops::SgdStep<T>& f, T* __restrict p, const T* __restrict g, T* __restrict b,
                                     int64_t n) {
   for (int64_t i = 0; i < n; ++i) f(p[i], g[i], b[i]);
 }
 
 // inputs: self, grad, momentum_buffer (each of self's dtype and shape);
 // values: weight_decay, momentum, dampening, nesterov, lr; output: self.
-// The buffer is written in place. Dense tensors only, as _adam_step_.
+// The buffer is written in place. Dense tensors only, as _adam_step_. The
+// per-element step is loom/plugin/scalar_ops.hpp's, which CUDA runs too.
 void sgd_step(const LoomKernelCall& c) {
   expect_arity(c, "_sgd_step_", 3, 1);
   expect_values(c, "_sgd_step_", 5);
@@ -137,7 +117,8 @@ void sgd_step(const LoomKernelCall& c) {
     throw plugin::Failure(LOOM_STATUS_UNSUPPORTED, "_sgd_step_: the cpu kernel takes dense tensors only");
   dispatch<DTypes::Floating>(out.dtype, "_sgd_step_", [&](auto tag) {
     using T = decltype(tag);
-    const SgdStep<T> f{c.values[0].u.f, c.values[1].u.f, c.values[2].u.f, c.values[4].u.f, c.values[3].u.i != 0};
+    const plugin::ops::SgdStep<T> f{c.values[0].u.f, c.values[1].u.f, c.values[2].u.f, c.values[4].u.f,
+                                    c.values[3].u.i != 0};
     T* p = plugin::data_ptr<T>(out);
     const T* g = plugin::data_ptr<const T>(c.inputs[1]);
     T* b = plugin::data_ptr<T>(c.inputs[2]);

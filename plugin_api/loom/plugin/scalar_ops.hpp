@@ -378,6 +378,31 @@ struct HardtanhBackward {
   X(leaky_relu_backward, "_leaky_relu_backward", LeakyReluBackward, 1) \
   X(hardtanh_backward, "_hardtanh_backward", HardtanhBackward, 2)
 
+// ------------------------------------------------------- optimizers ---
+
+// _sgd_step_ on one element (p the parameter, g its gradient, b the
+// momentum buffer): d = g + weight_decay p (0: g); b = b momentum +
+// (1 - dampening) d; p += -lr (nesterov ? d + momentum b : b). Each product
+// and sum rounded once in the compute type, as the ops of the composite
+// (core/src/ops/ops_optim.cpp) round them; float16/bfloat16 in float, each
+// tensor rounded once. The CPU and CUDA kernels run this one.
+template <class T>
+struct SgdStep {
+  double weight_decay, momentum, dampening, lr;
+  bool nesterov;
+  LOOM_HD void operator()(T& p, T g, T& b) const {
+    using V = opmath_t<T>;
+    const V x = widen(p);
+    V d = widen(g);
+    if (weight_decay != 0) d = add_rn(d, mul_rn(V(weight_decay), x));
+    V buf = mul_rn(widen(b), V(momentum));
+    buf = add_rn(buf, mul_rn(V(1 - dampening), d));
+    const V step = nesterov ? add_rn(d, mul_rn(V(momentum), buf)) : buf;
+    p = narrow<T>(add_rn(x, mul_rn(V(-lr), step)));
+    b = narrow<T>(buf);
+  }
+};
+
 // ---------------------------------------------- comparisons, logical ---
 
 // Predicates on opmath values: NaN compares unequal to everything; signed
