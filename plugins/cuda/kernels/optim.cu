@@ -10,6 +10,8 @@
 #include "loops.cuh"
 #include "vendor/gpu_target.hpp"
 
+#include <string>
+
 namespace loom::LOOM_GPU_NAMESPACE {
 namespace ew {
 namespace {
@@ -31,78 +33,67 @@ void adam_update(const LoomKernelCall& c) {
   });
 }
 
-template <class T>
-__global__ void adam_step_kernel(T* p, const T* g, T* m, T* v, int64_t n, AdamStep<T> f) {
+// One pass of a whole optimizer step over a dense parameter: f(p, g,
+// state...) per element, the state (Adam's two averages, SGD's buffer)
+// written back in place.
+template <class T, class F, class... State>
+__global__ void step_kernel(F f, int64_t n, T* p, const T* g, State*... state) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
-    T pi = p[i], mi = m[i], vi = v[i];
-    f(pi, g[i], mi, vi);
+    T pi = p[i];
+    f(pi, g[i], state[i]...);
     p[i] = pi;
-    m[i] = mi;
-    v[i] = vi;
   }
 }
 
-// inputs: self, grad, exp_avg, exp_avg_sq (each of self's dtype and shape);
-// values: decay, beta1, beta2, step_size, eps; output: self; exp_avg and
-// exp_avg_sq written in place. One launch for the whole step of a parameter
-// (the composite is five). Dense tensors only, else declined to the composite.
+// What the fused steps share: inputs (self, grad, then States state
+// tensors), each of self's dtype and shape, and `values` values (`expected`
+// names them); output self. One launch of step_kernel with make(T{}) as the
+// functor. Dense tensors only, else declined to the composite.
+template <int States, class Make>
+void dense_step(const LoomKernelCall& c, const char* name, int32_t values, const char* expected, Make make) {
+  constexpr int32_t inputs = 2 + States;
+  expect_arity(c, name, inputs, 1);
+  if (c.num_values < values) fail_args(name, expected);
+  const LoomTensorDesc& out = c.outputs[0];
+  for (int32_t i = 0; i < inputs; ++i) expect_like(c.inputs[i], out, name);
+  if (!plugin::is_contiguous(out))
+    throw plugin::Failure(LOOM_STATUS_UNSUPPORTED, std::string(LOOM_GPU_NAME " ") + name + ": dense tensors only");
+  for (int32_t i = 1; i < inputs; ++i)
+    if (!plugin::is_contiguous(c.inputs[i]))
+      throw plugin::Failure(LOOM_STATUS_UNSUPPORTED, std::string(LOOM_GPU_NAME " ") + name + ": dense tensors only");
+  const int64_t n = plugin::numel(out);
+  const cudaStream_t s = enter(c);
+  if (n == 0) return;
+  visit<DTypes::Floating>(out.dtype, name, [&](auto tag) {
+    using T = decltype(tag);
+    T* p = plugin::data_ptr<T>(out);
+    const T* g = plugin::data_ptr<const T>(c.inputs[1]);
+    if constexpr (States == 2)
+      step_kernel<<<grid_for(n), kBlock, 0, s>>>(make(tag), n, p, g, plugin::data_ptr<T>(c.inputs[2]),
+                                                 plugin::data_ptr<T>(c.inputs[3]));
+    else
+      step_kernel<<<grid_for(n), kBlock, 0, s>>>(make(tag), n, p, g, plugin::data_ptr<T>(c.inputs[2]));
+  });
+  check(cudaGetLastError(), out.device.index, name);
+}
+
+// _adam_step_: inputs self, grad, exp_avg, exp_avg_sq; values decay, beta1,
+// beta2, step_size, eps. One launch for the whole step (the composite is five).
 void adam_step(const LoomKernelCall& c) {
-  constexpr const char* name = "_adam_step_";
-  expect_arity(c, name, 4, 1);
-  if (c.num_values < 5) fail_args(name, "expected decay, beta1, beta2, step_size and eps");
-  const LoomTensorDesc& out = c.outputs[0];
-  for (int32_t i = 0; i < 4; ++i) expect_like(c.inputs[i], out, name);
-  for (const LoomTensorDesc* t : {&out, &c.inputs[1], &c.inputs[2], &c.inputs[3]})
-    if (!plugin::is_contiguous(*t))
-      throw plugin::Failure(LOOM_STATUS_UNSUPPORTED, LOOM_GPU_NAME " _adam_step_: dense tensors only");
-  const int64_t n = plugin::numel(out);
-  const cudaStream_t s = enter(c);
-  if (n == 0) return;
-  visit<DTypes::Floating>(out.dtype, name, [&](auto tag) {
-    using T = decltype(tag);
-    const AdamStep<T> f{c.values[0].u.f, c.values[1].u.f, c.values[2].u.f, c.values[3].u.f, c.values[4].u.f};
-    adam_step_kernel<<<grid_for(n), kBlock, 0, s>>>(plugin::data_ptr<T>(out), plugin::data_ptr<const T>(c.inputs[1]),
-                                                     plugin::data_ptr<T>(c.inputs[2]), plugin::data_ptr<T>(c.inputs[3]),
-                                                     n, f);
+  dense_step<2>(c, "_adam_step_", 5, "expected decay, beta1, beta2, step_size and eps", [&c](auto tag) {
+    return AdamStep<decltype(tag)>{c.values[0].u.f, c.values[1].u.f, c.values[2].u.f, c.values[3].u.f,
+                                   c.values[4].u.f};
   });
-  check(cudaGetLastError(), out.device.index, "_adam_step_ kernel launch");
 }
 
-template <class T>
-__global__ void sgd_step_kernel(T* p, const T* g, T* b, int64_t n, plugin::ops::SgdStep<T> f) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
-    T pi = p[i], bi = b[i];
-    f(pi, g[i], bi);
-    p[i] = pi;
-    b[i] = bi;
-  }
-}
-
-// inputs: self, grad, momentum_buffer (each of self's dtype and shape);
-// values: weight_decay, momentum, dampening, nesterov, lr; output: self; the
-// buffer written in place. One launch for the step (the composite is four);
-// the per-element step is the CPU's (loom/plugin/scalar_ops.hpp). Dense
-// tensors only, else declined to the composite.
+// _sgd_step_: inputs self, grad, momentum_buffer; values weight_decay,
+// momentum, dampening, nesterov, lr. One launch (the composite is four);
+// the per-element step is the CPU's (loom/plugin/scalar_ops.hpp).
 void sgd_step(const LoomKernelCall& c) {
-  constexpr const char* name = "_sgd_step_";
-  expect_arity(c, name, 3, 1);
-  if (c.num_values < 5) fail_args(name, "expected weight_decay, momentum, dampening, nesterov and lr");
-  const LoomTensorDesc& out = c.outputs[0];
-  for (int32_t i = 0; i < 3; ++i) expect_like(c.inputs[i], out, name);
-  for (const LoomTensorDesc* t : {&out, &c.inputs[1], &c.inputs[2]})
-    if (!plugin::is_contiguous(*t))
-      throw plugin::Failure(LOOM_STATUS_UNSUPPORTED, LOOM_GPU_NAME " _sgd_step_: dense tensors only");
-  const int64_t n = plugin::numel(out);
-  const cudaStream_t s = enter(c);
-  if (n == 0) return;
-  visit<DTypes::Floating>(out.dtype, name, [&](auto tag) {
-    using T = decltype(tag);
-    const plugin::ops::SgdStep<T> f{c.values[0].u.f, c.values[1].u.f, c.values[2].u.f, c.values[4].u.f,
-                                    c.values[3].u.i != 0};
-    sgd_step_kernel<<<grid_for(n), kBlock, 0, s>>>(plugin::data_ptr<T>(out), plugin::data_ptr<const T>(c.inputs[1]),
-                                                    plugin::data_ptr<T>(c.inputs[2]), n, f);
+  dense_step<1>(c, "_sgd_step_", 5, "expected weight_decay, momentum, dampening, nesterov and lr", [&c](auto tag) {
+    return plugin::ops::SgdStep<decltype(tag)>{c.values[0].u.f, c.values[1].u.f, c.values[2].u.f, c.values[4].u.f,
+                                               c.values[3].u.i != 0};
   });
-  check(cudaGetLastError(), out.device.index, "_sgd_step_ kernel launch");
 }
 
 }  // namespace
