@@ -98,6 +98,16 @@ TEST_CASE("scaled_dot_product_attention runs the fused op unless dropout or a fl
     CHECK(paths(trace, back) == std::vector<std::string>{"kernel"});
     CHECK(paths(trace, "softmax").empty());
   }
+  {
+    // bfloat16: the CPU kernels take float32 and float64 only, and the fused
+    // op's composite is slower than the decomposed path: decomposed.
+    Tensor q = loom::randn({2, 3, 4}, DType::BFloat16), k = loom::randn({2, 5, 4}, DType::BFloat16),
+           v = loom::randn({2, 5, 3}, DType::BFloat16);
+    loom::DispatchTrace trace;
+    (void)loom::scaled_dot_product_attention(q, k, v, {}, 0.0, true);
+    CHECK(paths(trace, fused).empty());
+    CHECK(paths(trace, "softmax").size() == 1);
+  }
   // A device with kernels for both ops: sim, given kernels that decline
   // (UNSUPPORTED), so the ops' composites run after the routing chose them.
   static loom::Library lib("attention_fused_test", __FILE__, __LINE__);

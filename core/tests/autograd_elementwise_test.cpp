@@ -45,6 +45,14 @@ TEST_CASE("autograd: an in-place op on a non-leaf runs in place, as PyTorch's", 
   y.sum().backward();
   const Tensor want = loom::where(x > 0.0, loom::full({}, 3.0), loom::full({}, 0.0));
   CHECK(loom::allclose(x.grad(), want));
+  // An argument overlapping self (not the same view): the out-of-place path,
+  // so every element reads the old values.
+  {
+    Tensor z = x * 1.0;
+    const Tensor before = z.detach().clone();
+    z.narrow(1, 1, 4).add_(z.narrow(1, 0, 4));
+    CHECK(loom::allclose(z.narrow(1, 1, 4), before.narrow(1, 1, 4) + before.narrow(1, 0, 4)));
+  }
   // relu_ keeps its result for backward: writing it again is an error at
   // backward that names the node, as PyTorch's.
   Tensor w = x * 2.0;

@@ -38,6 +38,8 @@ TEST_CASE("libtorch compat: activations with options match PyTorch") {
               {-0.1666667, 0.5, 0, -0.5, 0.1666667, -0.5, 0.3333333, -0.5});
   check_close(nn::ReLU6()(x * 7.0), {0, 6, 0, 0, 1.166667, 0, 2.333333, 0});
   CHECK_THROWS_WITH(nn::Hardtanh(nn::HardtanhOptions().min_val(1).max_val(0)),
+                    Catch::Contains("max_val (0) must be greater than min_val (1)"));
+  CHECK_THROWS_WITH(F::hardtanh(x, F::HardtanhFuncOptions().min_val(1).max_val(0)),
                     Catch::Contains("min_val (1) cannot be greater than max_val (0)"));
   // In place, and the gradient: 0 at and beyond the bounds (clamp's passes at them).
   Tensor y = x.clone();

@@ -121,6 +121,23 @@ def test_params_without_grad_are_skipped():
     assert b.tolist() == [1.0] and b not in opt.state and a in opt.state
 
 
+def test_sgd_momentum_after_the_parameter_changes_dtype():
+    # The fused step needs the buffer in the parameter's dtype; a buffer left
+    # in float32 by model.double() takes the op-by-op path, as before.
+    lin = loom.nn.Linear(3, 2)
+    opt = optim.SGD(lin.parameters(), lr=0.1, momentum=0.9, weight_decay=1e-2)
+    x = loom.randn(4, 3)
+    for _ in range(2):
+        opt.zero_grad()
+        lin(x).sum().backward()
+        opt.step()
+    lin.double()
+    opt.zero_grad()
+    lin(x.double()).sum().backward()
+    opt.step()
+    assert lin.weight.dtype == loom.float64 and bool(lin.weight.isfinite().all())
+
+
 def test_zero_grad():
     p = loom.tensor([1.0, 2.0], requires_grad=True)
     opt = optim.SGD([p], lr=0.1)

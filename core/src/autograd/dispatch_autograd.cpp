@@ -16,8 +16,6 @@
 // copy of the old value and copy the result in.
 #include "nodes.h"
 
-#include <algorithm>
-
 #include <loom/ops.h>
 
 namespace loom {
@@ -114,11 +112,12 @@ const OpDef& out_of_place_partner(const OpDef& op) {
 // Whether an in-place op can run as itself (its own kernel, in place) with
 // its out-of-place partner's formula attached to self afterwards, rather
 // than as the partner out of place plus a copy into self. The formula must
-// not keep self's old value (the kernel overwrites it) nor an argument
-// sharing self's storage, nor values the prepare resolves (dropout's seed);
-// every tensor argument has self's floating dtype, so the partner's result
-// would have self's dtype and shape (the in-place op's prepare checks the
-// shape).
+// not keep self's old value (the kernel overwrites it) nor values the
+// prepare resolves (dropout's seed); no other argument may share self's
+// storage (the kernel would read what it already wrote, y[1:].add_(y[:-1]),
+// and a kept argument would change under the formula); every tensor
+// argument has self's floating dtype, so the partner's result would have
+// self's dtype and shape (the in-place op's prepare checks the shape).
 bool runs_in_place(const OpCall& call, const Formula* pf) {
   if (!pf || !pf->backward || pf->saves_resolved_values || (pf->save_inputs & 1u)) return false;
   const Tensor& self = call.arg(0);
@@ -127,8 +126,7 @@ bool runs_in_place(const OpCall& call, const Formula* pf) {
     const Tensor* a = call.args[i];
     if (!a || !a->defined()) continue;
     if (a->dtype() != self.dtype()) return false;
-    if (i > 0 && (pf->save_inputs >> std::min<size_t>(i, 31) & 1u) && a->storage().get() == self.storage().get())
-      return false;
+    if (i > 0 && a->storage().get() == self.storage().get()) return false;
   }
   return true;
 }

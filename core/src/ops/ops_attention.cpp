@@ -242,10 +242,12 @@ void sdpa_composite(OpCall& call) {
   // The fused op cannot give a float mask its gradient cheaply (it would
   // need the whole scores' gradient), and has no dropout. Its composite is
   // slower than the decomposed path (exp and logsumexp instead of one
-  // softmax), so only a device with a kernel for it takes it.
+  // softmax), so only a device with a kernel for it, for q's dtype, takes it
+  // (the CPU's: float32 and float64).
   const bool mask_needs_grad =
       mask && mask->dtype() != DType::Bool && mask->requires_grad() && autograd::GradMode::is_enabled();
-  if (p == 0 && !mask_needs_grad && fused_op().kernel(q.device().type)) {
+  const KernelEntry* fused_kernel = fused_op().kernel(q.device().type);
+  if (p == 0 && !mask_needs_grad && fused_kernel && fused_kernel->accepts(static_cast<int>(q.dtype()))) {
     call.result() = std::get<0>(scaled_dot_product_attention_fused(q, k, v, mask ? *mask : Tensor(), causal, scale));
     return;
   }

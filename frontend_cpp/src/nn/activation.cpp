@@ -9,8 +9,8 @@ GELUImpl::GELUImpl(const GELUOptions& options_) : Module("GELU"), options(option
 }
 
 HardtanhImpl::HardtanhImpl(const HardtanhOptions& options_) : Module("Hardtanh"), options(options_) {
-  LOOM_CHECK(options.min_val() <= options.max_val(), "Hardtanh: min_val (", options.min_val(),
-             ") cannot be greater than max_val (", options.max_val(), ")");
+  LOOM_CHECK(options.max_val() > options.min_val(), "Hardtanh: max_val (", options.max_val(),
+             ") must be greater than min_val (", options.min_val(), ")");
 }
 
 std::string HardtanhImpl::extra_repr() const {

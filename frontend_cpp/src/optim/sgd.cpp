@@ -38,7 +38,10 @@ void SGD::step() {
       ParamState& s = state(g, i);
       if (!s.initialized()) s.buffers.resize(1);
       s.step += 1;
-      if (o.momentum() != 0 && !o.maximize() && s.buffers[0].defined()) {
+      const Tensor& buf0 = s.buffers[0];
+      const bool matches = buf0.defined() && buf0.dtype() == p.dtype() && buf0.sizes() == p.sizes() &&
+                           buf0.device() == p.device() && p.grad().dtype() == p.dtype();
+      if (o.momentum() != 0 && !o.maximize() && matches) {
         // After the first step: the whole step in one op (_sgd_step_).
         sgd_step_(p, p.grad(), s.buffers[0], o.weight_decay(), o.momentum(), o.dampening(), o.nesterov(), o.lr());
         continue;

@@ -39,8 +39,11 @@ class SGD(Optimizer):
                 weight_decay = group["weight_decay"]
                 fused = momentum != 0 and not group.get("maximize", False)
                 for p, d_p, state in self._grads(group, l2=not fused):
-                    if fused and state.get("momentum_buffer") is not None:
-                        sgd_step_(p, d_p, state["momentum_buffer"], weight_decay, momentum, dampening, nesterov, lr)
+                    buf = state.get("momentum_buffer")
+                    # The buffer as the parameter (not left in another dtype by a later .to()).
+                    if fused and buf is not None and buf.dtype == p.dtype and buf.shape == p.shape and \
+                            buf.device == p.device and d_p.dtype == p.dtype:
+                        sgd_step_(p, d_p, buf, weight_decay, momentum, dampening, nesterov, lr)
                         continue
                     if fused and weight_decay != 0:
                         d_p = d_p.add(p, alpha=weight_decay)
