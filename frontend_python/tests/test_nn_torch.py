@@ -210,6 +210,20 @@ def test_activations_and_shape_layers(name, args):
     check_layer(getattr(nn, name)(*args), getattr(torch.nn, name)(*args), (3, 4, 5))
 
 
+def test_hardtanh_gradient_is_zero_at_bounds_rounded_to_the_dtype():
+    # The bounds are rounded to the input's dtype first (PyTorch's min.to<scalar_t>()):
+    # float32(0.1) sits at the bound 0.1, and so does bfloat16(0.1) = 0.10009765625,
+    # which PyTorch 1.13 cannot differentiate on the CPU (no bfloat16 kernel).
+    for lib in (loom, torch):
+        x = lib.tensor([0.1, 0.5, 0.9, -0.3]).requires_grad_()
+        F_ = lib.nn.functional
+        F_.hardtanh(x, 0.1, 0.9).sum().backward()
+        assert x.grad.tolist() == [0.0, 1.0, 0.0, 0.0]
+    xb = loom.tensor([0.1, 0.5, 0.9], dtype=loom.bfloat16).requires_grad_()
+    loom.nn.functional.hardtanh(xb, 0.1, 0.9).sum().backward()
+    assert xb.grad.float().tolist() == [0.0, 1.0, 0.0]
+
+
 def test_unflatten():
     check_layer(nn.Unflatten(1, (2, 3)), torch.nn.Unflatten(1, (2, 3)), (4, 6, 2))
 

@@ -112,10 +112,15 @@ LOOM_ACTIVATION_BACKWARD(elu_backward_def,
 LOOM_ACTIVATION_BACKWARD(leaky_relu_backward_def,
                          "_leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor",
                          where(x > 0, g, g * value(c, 0)))
-// NaN passes, as PyTorch's: only the comparisons that hold are zeroed.
+// NaN passes, as PyTorch's: only the comparisons that hold are zeroed. The
+// bounds are rounded to the result's dtype first (as the kernels, and
+// PyTorch's min.to<scalar_t>()).
+Tensor bound_in(const OpCall& c, size_t i, const Tensor& like) {
+  return full({}, value(c, i), c.outputs[0].dtype, like.device()).to(like.dtype());
+}
 LOOM_ACTIVATION_BACKWARD(hardtanh_backward_def,
                          "_hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor",
-                         where((x <= value(c, 0)).logical_or(x >= value(c, 1)), 0.0, g))
+                         where((x <= bound_in(c, 0, x)).logical_or(x >= bound_in(c, 1, x)), 0.0, g))
 #undef LOOM_ACTIVATION_BACKWARD
 
 }  // namespace

@@ -354,14 +354,16 @@ struct LeakyReluBackward {
 
 // _hardtanh_backward(grad, x, min_val, max_val): 0 where x <= min_val or
 // x >= max_val — at the bounds too, as PyTorch's (clamp's gradient passes
-// there) — else grad; NaN x passes grad, as PyTorch's.
+// there) — else grad; NaN x passes grad, as PyTorch's. The bounds are
+// first rounded to T, as PyTorch's min.to<scalar_t>() (a bfloat16 x of
+// 0.10009765625 is at the bound 0.1).
 template <class T>
 struct HardtanhBackward {
   opmath_t<T> min_val, max_val;
   LOOM_HD T operator()(T grad, T self) const {
     using V = opmath_t<T>;
-    const V x = widen(self);
-    return narrow<T>(x <= min_val || x >= max_val ? V(0) : widen(grad));
+    const V x = widen(self), lo = widen(narrow<T>(min_val)), hi = widen(narrow<T>(max_val));
+    return narrow<T>(x <= lo || x >= hi ? V(0) : widen(grad));
   }
 };
 
