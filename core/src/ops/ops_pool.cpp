@@ -138,9 +138,10 @@ Tensor max_pool_backward(const Tensor& grad, const Tensor& indices, IntArrayRef 
   DimVector plane(in_sizes.begin(), in_sizes.begin() + static_cast<std::ptrdiff_t>(lead)), flat_out(plane);
   plane.push_back(in_sizes[lead] * in_sizes[lead + 1]);
   flat_out.push_back(-1);
-  const Tensor zero = zeros(plane, grad.dtype(), grad.device());
-  return scatter_add(zero, static_cast<int64_t>(lead), indices.reshape(flat_out), grad.reshape(flat_out))
-      .reshape(in_sizes);
+  // Into a fresh zero buffer in place: scatter_add out of place would copy it first.
+  Tensor result = zeros(plane, grad.dtype(), grad.device());
+  result.scatter_add_(static_cast<int64_t>(lead), indices.reshape(flat_out), grad.reshape(flat_out));
+  return result.reshape(in_sizes);
 }
 
 // max_pool2d keeps no indices: backward finds them again with the forward's arguments.
