@@ -52,12 +52,18 @@ step train_cnn 90 build/bin/train_cnn --device cuda
 TAILN=60 step conformance 150 build/bin/loom-conformance --device cuda --full --grad -j 12 \
   --report "$LOGS/conformance.jsonl" --matrix "$LOGS/conformance_matrix.md"
 export PYTHONPATH=$ROOT/build/python PYTHONUNBUFFERED=1
+# Issue 22's whole models against PyTorch on the card, float32 then bfloat16 (GPT), with
+# loom's per-op table of one step of each.
+TAILN=30 step models 180 python3 bench/models/run_models.py --device cuda --config cuda --steps 5 --profile \
+  --json "$LOGS/models.json"
+TAILN=12 step models_bf16 90 python3 bench/models/run_models.py --device cuda --config cuda --steps 5 \
+  --models gpt --dtype bfloat16 --json "$LOGS/models_bf16.json"
 TAILN=40 step bench 240 python3 bench/cuda_bench.py
 TAILN=12 step encoder 60 python3 bench/gpu_session/encoder_breakdown.py
 TAILN=15 step pytest 60 python3 -m pytest -q -p no:cacheprovider frontend_python/tests/test_device_runtime.py \
   frontend_python/tests/test_pinned_memory.py frontend_python/tests/test_out_of_memory.py
 step memcheck_conf 90 compute-sanitizer --tool memcheck --error-exitcode 9 build/bin/loom-conformance --device cuda \
-  --full -o _adam_step_,_adam_update_,copy_ --in-process
+  --full -o _adam_step_,_adam_update_,_sgd_step_,copy_ --in-process
 tar -C "$LOGS" -czf "$OUT/logs.tar.gz" .
 el "done"
 printf '%s\n' "${summary[@]}"
