@@ -15,6 +15,9 @@
 //    dP = dO·Vᵀ, dS = P ∘ (dP - D) with D = Σ dO∘O per row, then
 //    dQ += scale·dS·K and dK += scale·dSᵀ·Q — five GEMMs a tile, dK and dV
 //    of the key tile finished before the next.
+// Both passes multiply q by the scale once (a copy of q's rows) rather than
+// every tile of scores; the backward then gets dK from that copy and scales
+// dQ once at the end.
 // Operands are read in place when a row's elements are adjacent (the usual
 // transposed-heads view of a projection), else packed; every tensor may
 // have any strides and broadcast batch dims (stride 0).
@@ -162,6 +165,14 @@ Mat<T> matrix(const LoomTensorDesc& d, const LoomTensorDesc& q, int32_t nb, int6
   return m;
 }
 
+// Rows [r0, r0 + n) of `m` (cols wide) times `scale`, row-major in `out`.
+template <class T>
+void scaled_rows(const Mat<const T>& m, int64_t r0, int64_t n, int64_t cols, T scale, std::vector<T>& out) {
+  out.resize(static_cast<size_t>(n * cols));
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t c = 0; c < cols; ++c) out[r * cols + c] = scale * m.at(r0 + r, c);
+}
+
 // Rows [r0, r0 + n) of `m` (cols wide) as a row-major block with leading
 // dim `ld`: in place when its columns are adjacent and rows do not
 // overlap, else copied into `buf`.
@@ -291,19 +302,16 @@ void forward_tile(const Problem& p, const LoomKernelCall& c, int64_t b, int64_t 
                      v = matrix<const T>(*p.v, *p.q, p.nb, b);
   const Mat<T> out = matrix<T>(c.outputs[0], *p.q, p.nb, b), lse = matrix<T>(c.outputs[1], *p.q, p.nb, b);
   const Masker<T> masker(p, b);
-  std::vector<T> qbuf, kbuf, vbuf, s(static_cast<size_t>(rows * kCols)), acc(static_cast<size_t>(rows * Ev), T(0)),
+  std::vector<T> qs, kbuf, vbuf, s(static_cast<size_t>(rows * kCols)), acc(static_cast<size_t>(rows * Ev), T(0)),
       m(static_cast<size_t>(rows), ninf), l(static_cast<size_t>(rows), T(0));
-  int64_t ldq = 0, ldk = 0, ldv = 0;
-  const T* qi = rows_of(q, i0, rows, E, qbuf, ldq);
+  int64_t ldk = 0, ldv = 0;
+  scaled_rows(q, i0, rows, E, static_cast<T>(p.scale), qs);
   const int64_t seen = keys_seen(p, i0, rows);
   for (int64_t j0 = 0; j0 < seen; j0 += kCols) {
     const int64_t cols = std::min(kCols, seen - j0);
     const T* kj = rows_of(k, j0, cols, E, kbuf, ldk);
     const T* vj = rows_of(v, j0, cols, Ev, vbuf, ldv);
-    gemm(false, true, rows, cols, E, qi, ldq, kj, ldk, T(0), s.data(), kCols);
-    const T scale = static_cast<T>(p.scale);
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t j = 0; j < cols; ++j) s[r * kCols + j] *= scale;
+    gemm(false, true, rows, cols, E, qs.data(), E, kj, ldk, T(0), s.data(), kCols);
     masker.apply(s.data(), kCols, i0, rows, j0, cols);
     for (int64_t r = 0; r < rows; ++r) {
       const T alpha = online_row(s.data() + r * kCols, cols, m[r], l[r]);
@@ -364,9 +372,10 @@ void backward_element(const Problem& p, const LoomKernelCall& c, int64_t b) {
   const Masker<T> masker(p, b);
   // The whole element's q and dO as row-major blocks (dO is often a
   // broadcast: packed then), D per row, dQ accumulated over key tiles.
-  std::vector<T> qbuf, gobuf, kbuf, vbuf;
-  int64_t ldq = 0, ldgo = 0, ldk = 0, ldv = 0;
-  const T* qa = rows_of(q, 0, L, E, qbuf, ldq);
+  const T scale = static_cast<T>(p.scale);
+  std::vector<T> qs, gobuf, kbuf, vbuf;
+  int64_t ldgo = 0, ldk = 0, ldv = 0;
+  scaled_rows(q, 0, L, E, scale, qs);
   const T* goa = rows_of(go, 0, L, Ev, gobuf, ldgo);
   std::vector<T> D(static_cast<size_t>(L)), dq(static_cast<size_t>(L * E), T(0));
   for (int64_t i = 0; i < L; ++i) {
@@ -376,7 +385,6 @@ void backward_element(const Problem& p, const LoomKernelCall& c, int64_t b) {
   }
   std::vector<T> P(static_cast<size_t>(kRows * kCols)), dP(P.size()), dk(static_cast<size_t>(kCols * E)),
       dv(static_cast<size_t>(kCols * Ev));
-  const T scale = static_cast<T>(p.scale);
   for (int64_t j0 = 0; j0 < S; j0 += kCols) {
     const int64_t cols = std::min(kCols, S - j0);
     const T* kj = rows_of(k, j0, cols, E, kbuf, ldk);
@@ -386,11 +394,9 @@ void backward_element(const Problem& p, const LoomKernelCall& c, int64_t b) {
     // Causal: query rows before j0 see none of these keys.
     for (int64_t i0 = p.causal ? j0 / kRows * kRows : 0; i0 < L; i0 += kRows) {
       const int64_t rows = std::min(kRows, L - i0);
-      const T* qi = qa + i0 * ldq;
+      const T* qi = qs.data() + i0 * E;  // scale·q
       const T* goi = goa + i0 * ldgo;
-      gemm(false, true, rows, cols, E, qi, ldq, kj, ldk, T(0), P.data(), kCols);
-      for (int64_t r = 0; r < rows; ++r)
-        for (int64_t j = 0; j < cols; ++j) P[r * kCols + j] *= scale;
+      gemm(false, true, rows, cols, E, qi, E, kj, ldk, T(0), P.data(), kCols);
       masker.apply(P.data(), kCols, i0, rows, j0, cols);
       // P = exp(s − lse): 0 where masked, NaN on a row whose lse is −inf.
       for (int64_t r = 0; r < rows; ++r) exp_shift(P.data() + r * kCols, cols, lse.at(i0 + r, 0));
@@ -398,10 +404,10 @@ void backward_element(const Problem& p, const LoomKernelCall& c, int64_t b) {
       gemm(false, true, rows, cols, Ev, goi, ldgo, vj, ldv, T(0), dP.data(), kCols);       // dP = dO Vᵀ
       for (int64_t r = 0; r < rows; ++r)
         for (int64_t j = 0; j < cols; ++j)
-          dP[r * kCols + j] = scale * P[r * kCols + j] * (dP[r * kCols + j] - D[i0 + r]);  // scale·dS
+          dP[r * kCols + j] = P[r * kCols + j] * (dP[r * kCols + j] - D[i0 + r]);  // dS
       masker.zero_excluded(dP.data(), kCols, i0, rows, j0, cols);
       gemm(false, false, rows, E, cols, dP.data(), kCols, kj, ldk, T(1), dq.data() + i0 * E, E);  // dQ += dS K
-      gemm(true, false, cols, E, rows, dP.data(), kCols, qi, ldq, T(1), dk.data(), E);           // dK += dSᵀ Q
+      gemm(true, false, cols, E, rows, dP.data(), kCols, qi, E, T(1), dk.data(), E);             // dK += dSᵀ (scale·Q)
     }
     for (int64_t j = 0; j < cols; ++j) {
       for (int64_t e = 0; e < E; ++e) gk.at(j0 + j, e) = dk[j * E + e];
@@ -409,7 +415,7 @@ void backward_element(const Problem& p, const LoomKernelCall& c, int64_t b) {
     }
   }
   for (int64_t i = 0; i < L; ++i)
-    for (int64_t e = 0; e < E; ++e) gq.at(i, e) = dq[i * E + e];
+    for (int64_t e = 0; e < E; ++e) gq.at(i, e) = scale * dq[i * E + e];
 }
 
 void backward(const LoomKernelCall& c) {
