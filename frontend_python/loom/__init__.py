@@ -17,6 +17,8 @@ from ._C import (  # noqa: F401  (the public names)
     linspace, eye, empty_like, zeros_like, ones_like, full_like, rand_like, randn_like,
     randperm, scalar_tensor, is_grad_enabled, _dtype_from_name,
     OutOfMemoryError,  # a RuntimeError; raised when any device cannot allocate
+    DeviceError,  # a RuntimeError; a device or its plugin failed
+    UnsupportedError,  # a NotImplementedError; a kernel declined or LOOM_FALLBACK=error refused
     bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
 )
 

@@ -6,8 +6,8 @@
 namespace loom::python {
 namespace {
 
-// loom::Error reaches Python as RuntimeError with the same message, as
-// PyTorch's errors do; an index out of range as IndexError.
+// loom::Error reaches Python as the exception class of its kind, with the
+// same message and a `status` attribute (errors.h).
 void translate_errors() {
   py::register_exception_translator([](std::exception_ptr p) {
     try {
@@ -27,6 +27,8 @@ PYBIND11_MODULE(_C, m) {
   loom::init();
   translate_errors();
   m.attr("OutOfMemoryError") = py::handle(out_of_memory_error());
+  m.attr("DeviceError") = py::handle(device_error());
+  m.attr("UnsupportedError") = py::handle(unsupported_error());
   m.attr("__version__") = LOOM_VERSION;
   bind_tensor(m);
   bind_random(m);

@@ -14,36 +14,6 @@ namespace loom::python {
 
 PyTypeObject* tensor_type = nullptr;
 
-PyObject* out_of_memory_error() {
-  // Created once, on first use; the module holds the other reference.
-  static PyObject* type = PyErr_NewExceptionWithDoc(
-      "loom.OutOfMemoryError",
-      "A device could not allocate memory (the message names device and bytes). "
-      "A RuntimeError, like torch.cuda.OutOfMemoryError.",
-      PyExc_RuntimeError, nullptr);
-  return type;
-}
-
-void set_python_error() {
-  try {
-    throw;
-  } catch (py::error_already_set& e) {
-    e.restore();
-  } catch (const py::builtin_exception& e) {
-    e.set_error();
-  } catch (const Error& e) {
-    const char* msg = e.what();
-    if (e.kind() == ErrorKind::OutOfMemory) {
-      PyErr_SetString(out_of_memory_error(), msg);
-      return;
-    }
-    const bool index = std::strstr(msg, "out of range") || std::strstr(msg, "out of bounds");
-    PyErr_SetString(index ? PyExc_IndexError : PyExc_RuntimeError, msg);
-  } catch (const std::exception& e) {
-    PyErr_SetString(PyExc_RuntimeError, e.what());
-  }
-}
-
 namespace {
 
 PyObject* alloc(PyTypeObject* type, Tensor t) {

@@ -10,6 +10,8 @@
 // return loom::Tensor by value.
 #pragma once
 
+#include "errors.h"
+
 #include <loom/loom.h>
 #include <pybind11/pybind11.h>
 
@@ -39,12 +41,6 @@ void create_tensor_type(py::module_& m);
 PyObject* tensor_getitem(PyObject* self, PyObject* index);
 int tensor_setitem(PyObject* self, PyObject* index, PyObject* value);
 
-// Turns the C++ exception in flight into a Python error (for slots, which
-// pybind11 does not wrap).
-void set_python_error();
-// loom.OutOfMemoryError (a RuntimeError subclass): what a loom::Error of kind
-// OutOfMemory becomes in Python. Borrowed reference.
-PyObject* out_of_memory_error();
 
 // pybind11-style method and property registration on the hand-written type.
 class TensorClass {

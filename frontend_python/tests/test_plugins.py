@@ -26,6 +26,23 @@ def test_fallback_stats_count_sim_fallbacks():
         loom.set_fallback_policy("sometimes")
 
 
+def test_errors_carry_their_status_and_class():
+    a = loom.arange(6.0).view(2, 3).to("sim")
+    loom.set_fallback_policy("error")
+    try:
+        with pytest.raises(loom.UnsupportedError, match="op 'matmul' has no kernel on device 'sim'") as e:
+            a @ a.T
+    finally:
+        loom.set_fallback_policy("allow")
+    assert e.value.status == "UNSUPPORTED"
+    assert isinstance(e.value, NotImplementedError) and isinstance(e.value, RuntimeError)
+    with pytest.raises(RuntimeError) as bad:
+        loom.ones(2, 3) @ loom.ones(2, 3)
+    assert bad.value.status == "INVALID_ARGUMENT"
+    assert issubclass(loom.DeviceError, RuntimeError)
+    assert issubclass(loom.OutOfMemoryError, RuntimeError)
+
+
 def test_library_defines_an_op_implemented_in_python():
     lib = loom.library.Library("pytest_ext")
     lib.define("axpy(Tensor self, Tensor other, float alpha) -> Tensor")

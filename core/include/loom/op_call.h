@@ -126,8 +126,11 @@ void allocate_outputs(OpCall& call);
 // Calls `entry` with descriptors for the prepared operands and outputs.
 // Returns the kernel's error (owned by the caller) or nullptr. `role` names
 // the entry in the error of a C++ exception escaping it ("the kernel for op
-// 'neg' on ...", "the boxed fallback for op ...").
-LoomError* invoke_kernel(const KernelEntry& entry, OpCall& call, const char* role = "kernel");
+// 'neg' on ...", "the boxed fallback for op ..."). `as_op`, when given, is
+// the op the kernel sees in LoomKernelCall::op (an in-place call running its
+// functional form's kernel); otherwise the call's own.
+LoomError* invoke_kernel(const KernelEntry& entry, OpCall& call, const char* role = "kernel",
+                         const OpDef* as_op = nullptr);
 // The host's CPU fallback for a prepared call on a non-CPU device.
 void cpu_fallback(OpCall& call);
 // out= handling around run_prepared (core/src/runtime/out_args.cpp).

@@ -74,6 +74,14 @@ class OpDef {
   const autograd::Formula* formula() const { return formula_; }
   void set_formula(const autograd::Formula* f) const { formula_ = f; }
 
+  // For an in-place op (`add_`, schema `Tensor(a!) self` first), its
+  // functional form (`add`: same name without the `_`, same overload and
+  // argument types); nullptr for every other op. A device with no kernel of
+  // its own for the in-place op runs the functional form's kernel with
+  // outputs[0] aliasing inputs[0] (docs/kernel_conventions.md). Linked by
+  // `def`, whichever of the two is defined first.
+  const OpDef* functional_form() const { return functional_form_.load(std::memory_order_acquire); }
+
   // How often this op ran through a fallback on each device slot.
   uint64_t fallback_count(int slot) const { return fallbacks_[slot].load(std::memory_order_relaxed); }
   void count_fallback(int slot) const { fallbacks_[slot].fetch_add(1, std::memory_order_relaxed); }
@@ -88,6 +96,7 @@ class OpDef {
   LoomInferFn infer_ = nullptr;
   void* infer_data_ = nullptr;
   mutable const autograd::Formula* formula_ = nullptr;
+  std::atomic<const OpDef*> functional_form_{nullptr};
   std::array<std::atomic<const KernelEntry*>, kMaxDeviceTypes> kernels_{};
   mutable std::array<std::atomic<uint64_t>, kMaxDeviceTypes> fallbacks_{};
 };

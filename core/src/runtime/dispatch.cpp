@@ -53,7 +53,7 @@ LoomTensorDesc output_desc(const OutputPlan& p) {
 }
 }  // namespace
 
-LoomError* invoke_kernel(const KernelEntry& entry, OpCall& call, const char* role) {
+LoomError* invoke_kernel(const KernelEntry& entry, OpCall& call, const char* role, const OpDef* as_op) {
   // Descriptors on the stack, uninitialised until filled (no value-init).
   constexpr size_t kInline = 8;
   const size_t n_in = call.inputs.size(), n_out = call.outputs.size();
@@ -70,7 +70,7 @@ LoomError* invoke_kernel(const KernelEntry& entry, OpCall& call, const char* rol
   for (size_t i = 0; i < n_out; ++i) out[i] = output_desc(call.outputs[i]);
   LoomKernelCall kc;
   kc.struct_size = sizeof kc;
-  kc.op = call.op->abi();
+  kc.op = (as_op ? as_op : call.op)->abi();
   kc.inputs = in;
   kc.num_inputs = static_cast<int32_t>(n_in);
   kc.num_outputs = static_cast<int32_t>(n_out);
@@ -105,8 +105,8 @@ bool all_contiguous(const OpCall& call) {
 
 // For LOOM_KERNEL_CONTIGUOUS_ONLY kernels: run on contiguous copies and
 // write non-contiguous outputs back.
-LoomError* invoke_contiguous(const KernelEntry& entry, OpCall& call) {
-  if (all_contiguous(call)) return invoke_kernel(entry, call);
+LoomError* invoke_contiguous(const KernelEntry& entry, OpCall& call, const OpDef* as_op) {
+  if (all_contiguous(call)) return invoke_kernel(entry, call, "kernel", as_op);
   for (auto& o : call.inputs) {
     if (!o.tensor) continue;
     Tensor view(IntrusivePtr<TensorImpl>(const_cast<TensorImpl*>(o.tensor)));
@@ -137,7 +137,7 @@ LoomError* invoke_contiguous(const KernelEntry& entry, OpCall& call) {
     p.result = empty_contiguous(call.device, target.dtype(), target.sizes());
     p.kernel_view = View{};
   }
-  LoomError* err = invoke_kernel(entry, call);
+  LoomError* err = invoke_kernel(entry, call, "kernel", as_op);
   for (size_t i = 0; i < call.outputs.size(); ++i) {
     if (!saved[i].result.defined()) continue;
     if (!err) saved[i].target.copy_(call.outputs[i].result);
@@ -147,44 +147,49 @@ LoomError* invoke_contiguous(const KernelEntry& entry, OpCall& call) {
   return err;
 }
 
-[[noreturn]] void throw_no_kernel(const OpCall& call, const char* detail_text) {
-  std::string where;
-  for (const auto& name : device_type_names()) {
-    const int s = find_device_type_slot(name);
-    if (call.op->kernel(s)) where += (where.empty() ? "" : ", ") + name;
+// Runs `entry`, the device's kernel for `op` (the call's own op, or the
+// functional form of an in-place call). nullptr when it ran; a decline
+// (UNSUPPORTED) comes back for the caller to own; any other error throws.
+LoomError* run_kernel(const KernelEntry& entry, const OpDef& op, OpCall& call, DispatchTrace* trace) {
+  allocate_outputs(call);
+  const OpDef* as_op = &op == call.op ? nullptr : &op;
+  LoomError* err = (entry.flags & LOOM_KERNEL_CONTIGUOUS_ONLY) ? invoke_contiguous(entry, call, as_op)
+                                                               : invoke_kernel(entry, call, "kernel", as_op);
+  if (!err) [[likely]] {
+    if (trace) [[unlikely]]
+      DispatchTraceAccess::record(*trace, call, DispatchPath::Kernel, entry.provider);
+    return nullptr;
   }
-  throw Error(ErrorKind::NotFound,
-              cat("op '", call.op->name(), "' has no kernel for device '",
-                  call.device.type_name(), "'", detail_text, "; it has kernels for: ",
-                  where.empty() ? "(no device)" : where));
+  if (err->code != LOOM_STATUS_UNSUPPORTED) {
+    if (trace) DispatchTraceAccess::record(*trace, call, DispatchPath::Kernel, entry.provider);
+    throw_abi_error(err, cat(call.op->name(), " on ", call.device.str(), " (", entry.provider, ")"));
+  }
+  return err;
 }
 
+NativeMiss declined_by(const KernelEntry& entry, const OpDef& op, LoomError* err) {
+  NativeMiss why = NativeMiss::declined(entry, op, err->message ? err->message : "");
+  err->destroy(err);
+  return why;
+}
 
-}  // namespace
-}  // namespace detail
-
-void run_prepared(OpCall& call) {
+// Everything after the device's own kernel for the op: the functional
+// form's kernel (in-place ops), the composite, the fallback, the error.
+// `kernel` declined the call with `declined` (owned here) when both are set.
+[[gnu::noinline]] void run_without_own_kernel(OpCall& call, DispatchTrace* trace, const KernelEntry* kernel,
+                                              LoomError* declined) {
   const int slot = call.device.type;
-  const KernelEntry* k = call.op->kernel(slot);
-  const int dtype = static_cast<int>(call.compute_dtype);
-  // nullptr unless a tool is tracing this thread (loom/dispatch_trace.h).
-  DispatchTrace* const trace = detail::active_trace;
-  if (k && k->accepts(dtype)) [[likely]] {
-    detail::allocate_outputs(call);
-    LoomError* err = (k->flags & LOOM_KERNEL_CONTIGUOUS_ONLY)
-                         ? detail::invoke_contiguous(*k, call)
-                         : detail::invoke_kernel(*k, call);
-    if (!err) [[likely]] {
-      if (trace) [[unlikely]]
-        DispatchTraceAccess::record(*trace, call, DispatchPath::Kernel, k->provider);
-      return;
+  NativeMiss why = declined ? declined_by(*kernel, *call.op, declined) : NativeMiss{};
+  // An in-place op runs its functional form's kernel, handed self as the
+  // output, where the device has none of its own (or it declined).
+  if (const OpDef* f = call.op->functional_form()) {
+    const KernelEntry* fk = f->kernel(slot);
+    const bool same = kernel && fk && kernel->fn == fk->fn && kernel->data == fk->data;
+    if (fk && !same && fk->accepts(static_cast<int>(call.compute_dtype))) {
+      LoomError* err = run_kernel(*fk, *f, call, trace);
+      if (!err) return;
+      why = declined_by(*fk, *f, err);
     }
-    if (err->code != LOOM_STATUS_UNSUPPORTED) {
-      if (trace) DispatchTraceAccess::record(*trace, call, DispatchPath::Kernel, k->provider);
-      detail::throw_abi_error(err, detail::cat(call.op->name(), " on ", call.device.str(), " (",
-                                               k->provider, ")"));
-    }
-    err->destroy(err);  // declined: try the next stage
   }
   if (CompositeFn composite = call.op->composite()) {
     if (trace) [[unlikely]] {
@@ -195,20 +200,35 @@ void run_prepared(OpCall& call) {
     composite(call);
     return;
   }
+  if (why.kind == NativeMiss::None) why = NativeMiss::of(call);
   const KernelEntry* boxed = Dispatcher::instance().fallback_for(slot);
   if (boxed || !call.device.is_host()) {
     if (trace) [[unlikely]] {
       static const std::string kCpuFallback = "CPU fallback";
-      DispatchTraceAccess::record(*trace, call, DispatchPath::Fallback,
-                                  boxed ? boxed->provider : kCpuFallback);
+      DispatchTraceAccess::record(*trace, call, DispatchPath::Fallback, boxed ? boxed->provider : kCpuFallback);
     }
     DispatchTraceAccess::Nested nested(trace);
-    detail::run_fallback(call, boxed);
+    run_fallback(call, boxed, why);
     return;
   }
-  if (k)
-    detail::throw_no_kernel(call, detail::cat(" that takes dtype ", name(call.compute_dtype)).c_str());
-  detail::throw_no_kernel(call, "");
+  throw_no_native(call, why);
+}
+
+}  // namespace
+}  // namespace detail
+
+void run_prepared(OpCall& call) {
+  const KernelEntry* k = call.op->kernel(call.device.type);
+  // nullptr unless a tool is tracing this thread (loom/dispatch_trace.h).
+  DispatchTrace* const trace = detail::active_trace;
+  if (k && k->accepts(static_cast<int>(call.compute_dtype))) [[likely]] {
+    LoomError* declined = detail::run_kernel(*k, *call.op, call, trace);
+    if (!declined) [[likely]]
+      return;
+    detail::run_without_own_kernel(call, trace, k, declined);
+    return;
+  }
+  detail::run_without_own_kernel(call, trace, k, nullptr);
 }
 
 namespace {

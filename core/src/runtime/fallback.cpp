@@ -18,6 +18,7 @@
 #include <iostream>
 #include <mutex>
 #include <set>
+#include <tuple>
 
 namespace loom::detail {
 
@@ -82,29 +83,89 @@ void cpu_fallback(OpCall& call) {
 }
 
 namespace {
-bool warned_once(const OpDef* op, int slot) {
-  static std::mutex m;
-  static std::set<std::pair<const OpDef*, int>> seen;
-  std::lock_guard lock(m);
-  return !seen.insert({op, slot}).second;
+
+// "float32, float64", or "every dtype" for a mask of 0.
+std::string dtype_names(uint64_t mask) {
+  if (mask == 0) return "every dtype";
+  std::string out;
+  for (int code = 0; code < kNumDTypes; ++code)
+    if ((mask >> code) & 1u) out += (out.empty() ? "" : ", ") + std::string(name(static_cast<DType>(code)));
+  return out;
 }
+
+std::string quoted(const OpDef& op) { return cat("'", op.name(), "'"); }
+
+// Once per op, device slot, dtype and kind of miss: a kernel that declines
+// float16 says so even after one that lacked bfloat16 was reported.
+bool warned_once(const OpCall& call, NativeMiss::Kind kind) {
+  static std::mutex m;
+  static std::set<std::tuple<const OpDef*, int, int, int>> seen;
+  std::lock_guard lock(m);
+  return !seen.insert({call.op, call.device.type, static_cast<int>(call.compute_dtype), kind}).second;
+}
+
 }  // namespace
 
-void run_fallback(OpCall& call, const KernelEntry* boxed) {
+NativeMiss NativeMiss::of(const OpCall& call) {
+  NativeMiss why;
   const int slot = call.device.type;
+  for (const OpDef* op : {call.op, call.op->functional_form()}) {
+    if (!op) continue;
+    if (const KernelEntry* k = op->kernel(slot)) {
+      why.kind = NoDtype;
+      why.kernel_op = op;
+      why.dtypes = dtype_names(k->dtypes);
+      return why;
+    }
+  }
+  why.kind = NoKernel;
+  return why;
+}
+
+NativeMiss NativeMiss::declined(const KernelEntry& entry, const OpDef& op, std::string reason) {
+  NativeMiss why;
+  why.kind = Declined;
+  why.kernel_op = &op;
+  why.provider = entry.provider + (entry.where.empty() ? "" : ", registered at " + entry.where);
+  why.reason = reason.empty() ? "(no reason given)" : std::move(reason);
+  return why;
+}
+
+std::string NativeMiss::describe(const OpCall& call) const {
+  const std::string device = cat("'", call.device.type_name(), "'");
+  const std::string op = quoted(*call.op);
+  const OpDef* f = call.op->functional_form();
+  switch (kind) {
+    case NoDtype:
+      if (kernel_op != call.op)
+        return cat("op ", op, " has no kernel on device ", device, ", and the kernel of its functional form ",
+                   quoted(*kernel_op), " takes ", dtypes, ", not dtype ", name(call.compute_dtype));
+      return cat("op ", op, " has a kernel on device ", device, " for ", dtypes, " but not for dtype ",
+                 name(call.compute_dtype));
+    case Declined:
+      return cat("the kernel for op ", quoted(*kernel_op), kernel_op != call.op ? cat(" (running ", op, ")") : "",
+                 " on device ", device, " (", provider, ") declined this ", name(call.compute_dtype),
+                 " call: ", reason);
+    case NoKernel:
+    case None: break;
+  }
+  return cat("op ", op, " has no kernel on device ", device,
+             f ? cat(" (nor has its functional form ", quoted(*f), ")") : "");
+}
+
+void run_fallback(OpCall& call, const KernelEntry* boxed, const NativeMiss& why) {
+  const int slot = call.device.type;
+  const char* where = boxed ? "the device's boxed fallback" : "the CPU";
   switch (fallback_policy()) {
     case FallbackPolicy::Error:
       throw Error(ErrorKind::Unsupported,
-                  cat("op '", call.op->name(), "' has no kernel on device '",
-                      call.device.type_name(), "' for dtype ", name(call.compute_dtype),
-                      ", and LOOM_FALLBACK=error forbids falling back",
-                      boxed ? " to the device's boxed fallback" : " to CPU"));
+                  cat(why.describe(call), "; LOOM_FALLBACK=error forbids running it on ", where,
+                      " (LOOM_FALLBACK=warn or allow permits it)"));
     case FallbackPolicy::Warn:
-      if (!warned_once(call.op, slot))
-        std::cerr << "loom: warning: op '" << call.op->name() << "' is not implemented on '"
-                  << call.device.type_name() << "'; running it "
-                  << (boxed ? "through the device's boxed fallback" : "on CPU (copying arguments)")
-                  << " (shown once per op; LOOM_FALLBACK=allow silences this)\n";
+      if (!warned_once(call, why.kind))
+        std::cerr << "loom: warning: " << why.describe(call) << "; running it on " << where
+                  << (boxed ? "" : " (copying arguments)")
+                  << " (shown once per op, device and dtype; LOOM_FALLBACK=allow silences this)\n";
       break;
     case FallbackPolicy::Allow: break;
   }
@@ -117,6 +178,18 @@ void run_fallback(OpCall& call, const KernelEntry* boxed) {
   if (LoomError* err = invoke_kernel(*boxed, call, "boxed fallback"))
     throw_abi_error(err, cat(call.op->name(), " on ", call.device.str(), " (fallback of ",
                              boxed->provider, ")"));
+}
+
+void throw_no_native(const OpCall& call, const NativeMiss& why) {
+  std::string where;
+  for (const auto& name : device_type_names()) {
+    const int s = find_device_type_slot(name);
+    if (call.op->kernel(s)) where += (where.empty() ? "" : ", ") + name;
+  }
+  throw Error(why.kind == NativeMiss::Declined ? ErrorKind::Unsupported : ErrorKind::NotFound,
+              cat(why.describe(call), "; it has no composite and '", call.device.type_name(),
+                  "' no fallback; op ", quoted(*call.op), " has kernels for: ",
+                  where.empty() ? "(no device)" : where));
 }
 
 }  // namespace loom::detail

@@ -35,6 +35,31 @@ Dispatcher::Impl& Dispatcher::impl_state() const {
   return *s;
 }
 
+namespace {
+// Whether `inplace` (`add_`) is the in-place form of `functional` (`add`):
+// the same arguments, self mutated, one returned tensor. Then a kernel of
+// the functional form computes the in-place op when handed self as output.
+bool is_inplace_form_of(const Schema& inplace, const Schema& functional) {
+  if (!inplace.is_inplace() || functional.is_inplace() || functional.returns.size() != 1 ||
+      functional.returns[0].type != ArgType::Tensor)
+    return false;
+  const auto& a = inplace.args;
+  const auto& b = functional.args;
+  if (a.empty() || !a[0].mutated || a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i].type != b[i].type || a[i].optional != b[i].optional || (i > 0 && a[i].mutated)) return false;
+  return true;
+}
+
+// `add_` -> `add`, `div_.Tensor_mode` -> `div.Tensor_mode`; "" unless the
+// name ends in '_'.
+std::string functional_name(const Schema& s) {
+  if (s.name.size() < 2 || s.name.back() != '_') return "";
+  return s.name.substr(0, s.name.size() - 1) + (s.overload.empty() ? "" : "." + s.overload);
+}
+std::string inplace_name(const Schema& s) { return s.name + "_" + (s.overload.empty() ? "" : "." + s.overload); }
+}  // namespace
+
 OpDef& Dispatcher::def(const std::string& schema_text, const std::string& defined_at,
                        PrepareFn prepare, CompositeFn composite, LoomInferFn infer,
                        void* infer_data) {
@@ -52,6 +77,13 @@ OpDef& Dispatcher::def(const std::string& schema_text, const std::string& define
   op->infer_data_ = infer_data;
   s.ops.emplace(name, op);
   s.order.push_back(op);
+  // Link the in-place / functional pair, whichever came second.
+  if (auto it = s.ops.find(functional_name(op->schema_)); it != s.ops.end() &&
+      is_inplace_form_of(op->schema_, it->second->schema_))
+    op->functional_form_.store(it->second, std::memory_order_release);
+  if (auto it = s.ops.find(inplace_name(op->schema_)); it != s.ops.end() &&
+      is_inplace_form_of(it->second->schema_, op->schema_))
+    it->second->functional_form_.store(op, std::memory_order_release);
   return *op;
 }
 
