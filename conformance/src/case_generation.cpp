@@ -11,23 +11,39 @@
 namespace loom::conformance {
 namespace {
 
-// --quick: the dtypes most backends implement first, one half type among them.
+// --quick: the dtypes most backends implement first, one half type among
+// them, plus whatever the device registered kernels for.
 constexpr DType kQuickDTypes[] = {DType::Float32, DType::Int64, DType::Bool, DType::BFloat16};
 constexpr size_t kQuickSamplesPerOp = 2;
 
-std::vector<DType> dtypes_for(uint64_t mask, Tier tier) {
+// The dtypes the device's own kernels for `op` take: its kernel's mask, its
+// in-place form's and its functional form's (a kernel serves both). A mask
+// of 0 registers every dtype.
+uint64_t registered_dtypes(const OpDef& op, int slot) {
+  if (slot < 0) return 0;
+  uint64_t mask = 0;
+  auto add = [&](const OpDef* o) {
+    if (const KernelEntry* k = o ? o->kernel(slot) : nullptr) mask |= k->dtypes ? k->dtypes : ~uint64_t{0};
+  };
+  add(&op);
+  add(op.functional_form());
+  add(inplace_partner(op));
+  return mask;
+}
+
+std::vector<DType> dtypes_for(uint64_t mask, uint64_t registered, Tier tier) {
   std::vector<DType> out;
   for (int code = 0; code < kNumDTypes; ++code) {
     const DType t = static_cast<DType>(code);
     if (!((mask >> code) & 1u)) continue;
-    if (tier == Tier::Quick && std::find(std::begin(kQuickDTypes), std::end(kQuickDTypes), t) ==
-                                   std::end(kQuickDTypes))
-      continue;
+    const bool quick = std::find(std::begin(kQuickDTypes), std::end(kQuickDTypes), t) != std::end(kQuickDTypes);
+    if (tier == Tier::Quick && !quick && !((registered >> code) & 1u)) continue;
     out.push_back(t);
   }
   // float16 stands in for bfloat16 when the op takes only the former.
   if (tier == Tier::Quick && !((mask >> static_cast<int>(DType::BFloat16)) & 1u) &&
-      ((mask >> static_cast<int>(DType::Float16)) & 1u))
+      ((mask >> static_cast<int>(DType::Float16)) & 1u) &&
+      std::find(out.begin(), out.end(), DType::Float16) == out.end())
     out.push_back(DType::Float16);
   return out;
 }
@@ -101,12 +117,13 @@ CasePlan plan_cases(const CaseFilter& filter) {
       const OpDef* f = functional != name ? dispatcher.find(functional) : nullptr;
       const bool covered = f && opinfo::find_op_samples(functional) && inplace_partner(*f) == op;
       if (!covered) plan.ops_without_samples.push_back(name);
+      else if (!filter.ops.empty()) plan.inplace_of.emplace_back(name, functional);
       continue;
     }
     const bool inplace = inplace_partner(*op) != nullptr;
     const bool out = has_out_form(*op);
     const bool grad = filter.grad && is_differentiable(*op);
-    for (DType dtype : dtypes_for(samples->dtypes, filter.tier)) {
+    for (DType dtype : dtypes_for(samples->dtypes, registered_dtypes(*op, filter.device_slot), filter.tier)) {
       const uint64_t seed = case_seed(name, dtype);
       const auto made = samples->make(opinfo::SampleContext(dtype, seed));
       size_t n = made.size();

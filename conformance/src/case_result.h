@@ -20,6 +20,7 @@ struct CaseResult {
   double max_abs = 0, max_rel = 0;
   std::string message;
   std::string providers;  // who ran the device side, ", "-joined
+  std::string fallbacks;  // the ops that ran through a fallback on the device, ", "-joined
   // --perf: microseconds per call and GB/s (inputs + outputs); NaN when not timed.
   double device_us = NAN, cpu_us = NAN, device_gbps = NAN, cpu_gbps = NAN;
   // Set by the runner from the expectations file.

@@ -40,12 +40,19 @@ struct CaseFilter {
   std::string case_glob;         // --case; empty: every case (glob: * and ?)
   Tier tier = Tier::Quick;
   bool grad = false;             // add Grad cases for differentiable ops
+  // The device under test's slot: --quick adds every dtype its kernels for
+  // an op (or the op's in-place / functional partner) registered, so a bug
+  // in a dtype outside the quick set is not left to --full. -1: none.
+  int device_slot = -1;
 };
 
 struct CasePlan {
   std::vector<CaseSpec> cases;
   std::vector<std::string> ops_without_samples;  // catalog ops selected but without samples
   std::vector<std::string> unknown_ops;          // -o names the catalog lacks
+  // In-place ops selected by name that run as their functional form's
+  // "inplace" cases: {"add_", "add"}.
+  std::vector<std::pair<std::string, std::string>> inplace_of;
 };
 
 // The seed of every sample of (op, dtype): FNV-1a of "op/dtype".

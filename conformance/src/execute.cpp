@@ -4,6 +4,7 @@
 
 #include "compare.h"
 #include "device_layout.h"
+#include "fallback_ops.h"
 #include "gradient_case.h"
 #include "op_forms.h"
 #include "perf_timer.h"
@@ -61,15 +62,6 @@ std::vector<Tensor> reference(const OpDef& op, const opinfo::OpSamples& os, cons
     if (is_floating_point(native[i].dtype()) && is_floating_point(dbl[i].dtype()))
       native[i] = dbl[i].to(native[i].dtype());
   return native;
-}
-
-std::string fallen_back_ops(const DispatchTrace& trace, int slot) {
-  std::string out;
-  for (const auto& e : trace.events())
-    if (e.path == DispatchPath::Fallback && e.device_type == slot &&
-        out.find("'" + e.op->name() + "'") == std::string::npos)
-      out += (out.empty() ? "" : ", ") + ("'" + e.op->name() + "'");
-  return out;
 }
 
 std::string join(const std::vector<std::string>& v) {
@@ -173,7 +165,8 @@ CaseResult CaseExecutor::run(const CaseSpec& spec) {
     }
     r.providers = join(trace.providers());
     const bool fell_back = trace.fell_back_on(device.type);
-    const std::string fallen = fell_back ? fallen_back_ops(trace, device.type) : "";
+    r.fallbacks = fallen_back_ops(trace, device.type);
+    const std::string fallen = quoted_list(r.fallbacks);
 
     if (actual.size() != expected.size()) {
       r.status = Status::FailShape;
@@ -206,7 +199,8 @@ CaseResult CaseExecutor::run(const CaseSpec& spec) {
     }
     if (r.status == Status::Pass && fell_back) {
       r.status = Status::Fallback;
-      r.message = "ran through a fallback on " + device.type_name() + ": " + fallen;
+      r.message = "ran through a fallback on " + device.type_name() + ": " + fallen + " (" +
+                  fallback_reasons(trace, device.type) + ")";
     }
     if (config_.perf && spec.variant == Variant::Contiguous && r.status != Status::Error) {
       const int64_t bytes = bytes_of(inputs, actual);

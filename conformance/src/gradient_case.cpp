@@ -1,6 +1,8 @@
 // gradient_case.cpp — gradients of one sample on the device vs CPU float64.
 #include "gradient_case.h"
 
+#include "fallback_ops.h"
+
 #include <loom/dispatch_trace.h>
 #include <loom/loom.h>
 #include <loom/op_registry.h>
@@ -16,11 +18,14 @@ using TensorList = std::vector<std::optional<Tensor>>;
 struct Backward {
   std::vector<Tensor> grads;  // per sample tensor; undefined where none
   std::vector<std::string> providers;
-  bool fell_back = false;
+  std::string fallbacks;  // ops of forward or backward that fell back on the device
+  std::string reasons;    // why they did
 };
 
 // Inputs moved to `device` in `dtype` (floating ones only), as leaves that
-// require grad; the loss uses `weights` (CPU) moved alongside.
+// require grad; backward starts from `weights` (one per output, already on
+// `device`) as the outputs' gradients, so the trace holds the op's forward
+// and its derivative's calls and nothing of a loss built around them.
 Backward backward_on(const OpDef& op, const opinfo::Sample& s, Device device, std::optional<DType> dtype,
                      const std::vector<Tensor>& weights, bool trace_device) {
   autograd::EnableGradGuard grad_on;
@@ -43,18 +48,19 @@ Backward backward_on(const OpDef& op, const opinfo::Sample& s, Device device, st
   opinfo::RunOptions o;
   o.tensors = &inputs;
   std::vector<Tensor> outs = opinfo::run_sample(op, s, o);
-  Tensor loss;
+  std::vector<Tensor> roots, seeds;
   for (size_t i = 0; i < outs.size() && i < weights.size(); ++i) {
     if (!is_floating_point(outs[i].dtype()) || !outs[i].requires_grad()) continue;
-    Tensor term = (outs[i] * weights[i].to(device, outs[i].dtype())).sum();
-    loss = loss.defined() ? loss + term : term;
+    roots.push_back(outs[i]);
+    seeds.push_back(weights[i].dtype() == outs[i].dtype() ? weights[i] : weights[i].to(outs[i].dtype()));
   }
-  LOOM_CHECK(loss.defined(), op.name(), ": no differentiable floating output for this sample");
-  loss.backward();
+  LOOM_CHECK(!roots.empty(), op.name(), ": no differentiable floating output for this sample");
+  autograd::backward(roots, seeds);
   for (const auto& x : inputs) b.grads.push_back(x && x->requires_grad() ? x->grad() : Tensor());
   if (trace_device) {
     b.providers = trace.providers();
-    b.fell_back = trace.fell_back_on(device.type);
+    b.fallbacks = fallen_back_ops(trace, device.type);
+    b.reasons = fallback_reasons(trace, device.type);
   }
   return b;
 }
@@ -85,7 +91,11 @@ void run_gradient_case(const OpDef& op, const opinfo::Sample& s, Device device, 
   }
   Backward dev;
   try {
-    dev = backward_on(op, s, device, std::nullopt, weights, true);
+    std::vector<Tensor> device_weights;  // moved before the trace starts
+    for (size_t i = 0; i < weights.size(); ++i)
+      device_weights.push_back(is_floating_point(plain[i].dtype()) ? weights[i].to(plain[i].dtype()).to(device)
+                                                                    : weights[i]);
+    dev = backward_on(op, s, device, std::nullopt, device_weights, true);
   } catch (const std::exception& e) {
     r.status = Status::Error;
     r.message = std::string("backward on the device threw: ") + e.what();
@@ -118,9 +128,11 @@ void run_gradient_case(const OpDef& op, const opinfo::Sample& s, Device device, 
       r.message = "grad of input " + std::to_string(i) + ": " + c.message;
     }
   }
-  if (r.status == Status::Pass && dev.fell_back) {
+  r.fallbacks = dev.fallbacks;
+  if (r.status == Status::Pass && !dev.fallbacks.empty()) {
     r.status = Status::Fallback;
-    r.message = "backward ran through a fallback on " + device.type_name();
+    r.message = "forward + backward of " + op.name() + " ran through a fallback on " + device.type_name() + ": " +
+                quoted_list(dev.fallbacks) + " (" + dev.reasons + ")";
   }
 }
 

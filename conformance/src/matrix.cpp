@@ -1,64 +1,57 @@
 // matrix.cpp — the op x dtype Markdown table for a backend's docs.
+#include "op_tally.h"
 #include "report.h"
 
 #include <loom/dtype.h>
 
 #include <fstream>
-#include <map>
+#include <set>
 #include <stdexcept>
 
 namespace loom::conformance {
 namespace {
 
-// Worst first: one failing case makes the cell failing, one fallback
-// (and no failure) makes it fallback. UNSUPPORTED cases leave it untested.
-enum class Cell { Untested, Native, Fallback, Failing };
-
-Cell cell_of(Status s) {
-  switch (s) {
-    case Status::Pass: return Cell::Native;
-    case Status::Fallback: return Cell::Fallback;
-    case Status::Unsupported: return Cell::Untested;
-    default: return Cell::Failing;
-  }
-}
-
-const char* symbol(Cell c) {
-  switch (c) {
-    case Cell::Native: return "✅";
-    case Cell::Fallback: return "🟡";
-    case Cell::Failing: return "❌";
-    default: return "";
-  }
+// ✅ every case native; 🟡 fallbacks (with "n/m" native of tested where some
+// ran natively); ❌ a failure (with the same count); blank: nothing tested.
+std::string cell(const Tally& t) {
+  if (t.tested() == 0) return "";
+  const std::string count = std::to_string(t.native) + "/" + std::to_string(t.tested());
+  if (t.failing) return "❌ " + count;
+  if (t.fallback) return t.native ? "🟡 " + count : "🟡";
+  return "✅";
 }
 
 }  // namespace
 
 void write_matrix(std::ostream& out, const RunInfo& info, const std::vector<CaseResult>& results) {
-  std::map<std::string, std::map<std::string, Cell>> cells;  // op -> dtype -> cell
-  std::map<std::string, bool> dtype_seen;
+  const auto tallies = tally_by_op(results);
+  std::set<std::string> seen;
+  bool grad = false;
   for (const auto& r : results) {
-    Cell& c = cells[r.op][r.dtype];
-    c = std::max(c, cell_of(r.status));
-    dtype_seen[r.dtype] = true;
+    if (r.variant == "grad") grad = true;
+    else seen.insert(r.dtype);
   }
   std::vector<std::string> dtypes;  // in the ABI's dtype order
   for (int code = 0; code < kNumDTypes; ++code) {
     const std::string n(name(static_cast<DType>(code)));
-    if (dtype_seen.count(n)) dtypes.push_back(n);
+    if (seen.count(n)) dtypes.push_back(n);
   }
   out << "# loom-conformance: `" << info.device_type << "`\n\n"
-      << "✅ native · 🟡 CPU fallback · ❌ failing · blank: untested\n\n| op |";
+      << "✅ native · 🟡 through a fallback (n/m: n of the m cases native) · ❌ failing (n/m native) · "
+         "blank: untested"
+      << (grad ? " · grad: forward + backward, every dtype" : "") << "\n\n| op |";
   for (const auto& d : dtypes) out << " " << d << " |";
+  if (grad) out << " grad |";
   out << "\n|---|";
-  for (size_t i = 0; i < dtypes.size(); ++i) out << ":-:|";
+  for (size_t i = 0; i < dtypes.size() + (grad ? 1 : 0); ++i) out << ":-:|";
   out << "\n";
-  for (const auto& [op, row] : cells) {
+  for (const auto& [op, t] : tallies) {
     out << "| `" << op << "` |";
     for (const auto& d : dtypes) {
-      auto it = row.find(d);
-      out << " " << (it == row.end() ? "" : symbol(it->second)) << " |";
+      auto it = t.by_dtype.find(d);
+      out << " " << (it == t.by_dtype.end() ? "" : cell(it->second)) << " |";
     }
+    if (grad) out << " " << cell(t.grad) << " |";
     out << "\n";
   }
   if (!info.ops_without_samples.empty()) {

@@ -63,7 +63,8 @@ void write_jsonl(std::ostream& out, const RunInfo& info, const std::vector<CaseR
         << ",\"status\":" << json_string(to_string(r.status)) << ",\"expected\":" << (r.expected ? "true" : "false")
         << ",\"expectation\":" << json_string(r.expectation) << ",\"max_abs_error\":" << json_number(r.max_abs)
         << ",\"max_rel_error\":" << json_number(r.max_rel) << ",\"message\":" << json_string(r.message)
-        << ",\"providers\":" << json_string(r.providers) << ",\"device_us\":" << json_number(r.device_us)
+        << ",\"providers\":" << json_string(r.providers) << ",\"fallbacks\":" << json_string(r.fallbacks)
+        << ",\"device_us\":" << json_number(r.device_us)
         << ",\"cpu_us\":" << json_number(r.cpu_us) << ",\"device_gbps\":" << json_number(r.device_gbps)
         << ",\"cpu_gbps\":" << json_number(r.cpu_gbps) << ",\"repro\":" << json_string(repro_command(info, r))
         << "}\n";

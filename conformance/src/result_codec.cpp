@@ -43,7 +43,7 @@ std::string num(double d) {
   return os.str();
 }
 
-constexpr size_t kFields = 16;
+constexpr size_t kFields = 17;
 
 }  // namespace
 
@@ -51,7 +51,7 @@ std::string encode_result(const CaseResult& r) {
   const std::string fields[kFields] = {
       r.id, r.op, r.dtype, r.variant, std::to_string(r.seed), r.shapes, r.strides, to_string(r.status),
       num(r.max_abs), num(r.max_rel), r.message, r.providers, num(r.device_us), num(r.cpu_us),
-      num(r.device_gbps), num(r.cpu_gbps)};
+      num(r.device_gbps), num(r.cpu_gbps), r.fallbacks};
   std::string line;
   for (size_t i = 0; i < kFields; ++i) line += (i ? "\t" : "") + escape(fields[i]);
   return line;
@@ -77,6 +77,7 @@ std::optional<CaseResult> decode_result(const std::string& line) {
   r.message = f[10], r.providers = f[11];
   r.device_us = std::strtod(f[12].c_str(), nullptr), r.cpu_us = std::strtod(f[13].c_str(), nullptr);
   r.device_gbps = std::strtod(f[14].c_str(), nullptr), r.cpu_gbps = std::strtod(f[15].c_str(), nullptr);
+  r.fallbacks = f[16];
   return r;
 }
 

@@ -6,6 +6,9 @@
 #include "isolation.h"
 #include "report.h"
 
+#include <loom/did_you_mean.h>
+#include <loom/op_registry.h>
+
 #include <loom/loom.h>
 #include <loom/registry.h>
 
@@ -29,6 +32,30 @@ Device resolve_device(const Options& o) {
   }
 }
 
+// " (did you mean 'add'?)" for a near miss among the catalog's names, or "".
+std::string suggestion_for(const std::string& name) {
+  std::vector<std::string> names;
+  for (const OpDef* op : Dispatcher::instance().ops()) names.push_back(op->name());
+  return did_you_mean(name, names);
+}
+
+// Why a run would have no case, for its error.
+std::string nothing_selected(const CaseFilter& f, const CasePlan& plan) {
+  std::string what = f.ops.empty() ? "every op" : "-o";
+  for (size_t i = 0; i < f.ops.size(); ++i) what += (i ? "," : " ") + f.ops[i];
+  if (!f.case_glob.empty()) what += " with --case '" + f.case_glob + "'";
+  std::string s = what + " selects no case";
+  if (!plan.ops_without_samples.empty()) {
+    std::string names;
+    for (const auto& n : plan.ops_without_samples) names += (names.empty() ? "" : ", ") + n;
+    s += " (ops without sample inputs, so untested: " + names + ")";
+  }
+  for (const auto& [inplace, functional] : plan.inplace_of)
+    s += "; " + inplace + " runs as the inplace cases of " + functional + ": -o " + functional + " --case '*/inplace'";
+  if (!f.case_glob.empty()) s += "; case IDs are op/sample/dtype/variant: --list without --case shows them";
+  return s;
+}
+
 std::string repro_prefix(const Options& o) {
   std::string s = "loom-conformance --device " + o.device;
   for (const auto& p : o.plugins) s += " --plugin " + p;
@@ -43,12 +70,15 @@ int run_conformance(const Options& o, const std::string& self_exe) {
   // Plugins' fallback warnings would flood the output: the trace reports them.
   set_fallback_policy(FallbackPolicy::Allow);
   const Device device = resolve_device(o);
-  const CasePlan plan = plan_cases(o.filter);
+  CaseFilter filter = o.filter;
+  filter.device_slot = device.type;
+  const CasePlan plan = plan_cases(filter);
   if (!plan.unknown_ops.empty()) {
     std::string names;
-    for (const auto& n : plan.unknown_ops) names += (names.empty() ? "" : ", ") + n;
+    for (const auto& n : plan.unknown_ops) names += (names.empty() ? "" : ", ") + n + suggestion_for(n);
     throw UsageError("-o names ops the catalog does not have: " + names);
   }
+  if (plan.cases.empty() && !o.worker) throw UsageError(nothing_selected(filter, plan));
   CaseExecutor executor({device, o.perf, o.perf_min_seconds});
   if (o.worker)
     return serve_worker(plan.cases.size(), [&](size_t i) { return executor.run(plan.cases[i]); });

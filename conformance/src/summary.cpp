@@ -1,5 +1,6 @@
 // summary.cpp — the terminal summary of a run.
 #include "expectations.h"
+#include "op_tally.h"
 #include "report.h"
 
 #include <array>
@@ -7,14 +8,58 @@
 #include <iomanip>
 #include <map>
 #include <set>
+#include <sstream>
+#include <algorithm>
 
 namespace loom::conformance {
 namespace {
-std::string joined(const std::set<std::string>& s) {
+
+// "a, b, c" with at most `shown` names, then "and N more".
+std::string joined(const std::set<std::string>& s, size_t shown = 12) {
   std::string out;
-  for (const auto& x : s) out += (out.empty() ? "" : ", ") + x;
+  size_t n = 0;
+  for (const auto& x : s) {
+    if (n++ == shown) break;
+    out += (out.empty() ? "" : ", ") + x;
+  }
+  if (s.size() > shown) out += " and " + std::to_string(s.size() - shown) + " more";
   return out;
 }
+
+bool all_native(const Tally& t) { return t.tested() > 0 && t.native == t.tested(); }
+
+// One line per op that a vendor has something to do about (a fallback or a
+// failure, forward or gradient); the all-native ops on one line.
+void print_per_op(std::ostream& out, const std::vector<CaseResult>& results) {
+  const auto tallies = tally_by_op(results);
+  std::set<std::string> native_ops, untested_ops;
+  size_t width = 0;
+  for (const auto& [op, t] : tallies) width = std::max(width, op.size() + 7);  // "grad " + op + 2
+  std::ostringstream lines;
+  for (const auto& [op, t] : tallies) {
+    const bool grad_ok = t.grad.tested() == 0 || all_native(t.grad);
+    if (t.forward.tested() == 0 && t.grad.tested() == 0) {
+      untested_ops.insert(op);
+      continue;
+    }
+    if ((t.forward.tested() == 0 || all_native(t.forward)) && grad_ok) {
+      native_ops.insert(op);
+      continue;
+    }
+    if (t.forward.tested() && !all_native(t.forward))
+      lines << "  " << std::left << std::setw(static_cast<int>(width)) << op << std::right << describe(t.forward)
+            << "\n";
+    if (!grad_ok)
+      lines << "  " << std::left << std::setw(static_cast<int>(width)) << ("grad " + op) << std::right
+            << describe(t.grad) << "\n";
+  }
+  out << "per op (cases native / tested):\n";
+  if (!native_ops.empty()) out << "  all native (" << native_ops.size() << "): " << joined(native_ops, 40) << "\n";
+  out << lines.str();
+  if (!untested_ops.empty())
+    out << "  untested (the CPU reference rejects every case): " << joined(untested_ops, 40) << "\n";
+}
+
 }  // namespace
 
 void print_summary(std::ostream& out, const RunInfo& info, const std::vector<CaseResult>& results) {
@@ -24,7 +69,7 @@ void print_summary(std::ostream& out, const RunInfo& info, const std::vector<Cas
   std::vector<const CaseResult*> unexpected;
   for (const auto& r : results) {
     ++counts[static_cast<size_t>(r.status)];
-    if (r.status != Status::Pass && r.status != Status::Unsupported) ops_by_status[r.status].insert(r.op);
+    ops_by_status[r.status].insert(r.op);
     expected += r.expected;
     if (fails_run(r, info.fallback_ok)) unexpected.push_back(&r);
   }
@@ -40,6 +85,7 @@ void print_summary(std::ostream& out, const RunInfo& info, const std::vector<Cas
   if (!info.ops_without_samples.empty())
     out << "  " << std::left << std::setw(12) << "NO_SAMPLES" << std::right << std::setw(7)
         << info.ops_without_samples.size() << "  ops (no sample inputs yet, untested)\n";
+  print_per_op(out, results);
   if (expected) out << "  " << expected << " result(s) matched the expectations file\n";
   if (unexpected.empty()) {
     out << "result: OK\n";

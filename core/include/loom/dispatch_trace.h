@@ -40,6 +40,10 @@ struct DispatchEvent {
   DispatchPath path = DispatchPath::Kernel;
   std::string provider;        // "plugin 'cpu'", "core composite", "CPU fallback" ...
   int depth = 0;               // nesting below the outermost traced call
+  // Fallback events: why the device's own code did not run ("op 'add' has a
+  // kernel on device 'x' for float32 but not for dtype float16", "the kernel
+  // for op 'sum' ... declined this float32 call: <its reason>"); else "".
+  std::string why;
 };
 
 class DispatchTrace {

@@ -118,7 +118,8 @@ class Dispatcher {
   void fallback(const std::string& device_type, KernelEntry entry);
 
   OpDef* find(std::string_view op_name) const;  // nullptr when unknown
-  OpDef& op(std::string_view op_name) const;    // throws when unknown
+  OpDef& op(std::string_view op_name) const;    // throws when unknown, suggesting a near name
+  std::vector<std::string> op_names() const;    // every op's full name, in definition order
   std::vector<const OpDef*> ops() const;
   // How many ops are defined (grows as libraries and plugins define more);
   // cheap, for caches keyed on the catalog.

@@ -205,7 +205,8 @@ NativeMiss declined_by(const KernelEntry& entry, const OpDef& op, LoomError* err
   if (boxed || !call.device.is_host()) {
     if (trace) [[unlikely]] {
       static const std::string kCpuFallback = "CPU fallback";
-      DispatchTraceAccess::record(*trace, call, DispatchPath::Fallback, boxed ? boxed->provider : kCpuFallback);
+      DispatchTraceAccess::record(*trace, call, DispatchPath::Fallback, boxed ? boxed->provider : kCpuFallback,
+                                  why.describe(call));
     }
     DispatchTraceAccess::Nested nested(trace);
     run_fallback(call, boxed, why);

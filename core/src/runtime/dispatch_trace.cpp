@@ -41,8 +41,8 @@ std::vector<std::string> DispatchTrace::providers() const {
 }
 
 void DispatchTraceAccess::record(DispatchTrace& t, const OpCall& call, DispatchPath path,
-                                 const std::string& provider) {
-  t.events_.push_back(DispatchEvent{call.op, call.device.type, path, provider, t.depth_});
+                                 const std::string& provider, std::string why) {
+  t.events_.push_back(DispatchEvent{call.op, call.device.type, path, provider, t.depth_, std::move(why)});
 }
 
 }  // namespace loom

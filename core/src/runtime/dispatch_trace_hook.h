@@ -14,7 +14,8 @@ namespace loom {
 struct OpCall;
 
 struct DispatchTraceAccess {
-  static void record(DispatchTrace& t, const OpCall& call, DispatchPath path, const std::string& provider);
+  static void record(DispatchTrace& t, const OpCall& call, DispatchPath path, const std::string& provider,
+                     std::string why = {});
   // Inner calls made while a composite or fallback runs sit one level deeper.
   struct Nested {
     DispatchTrace* trace;

@@ -3,6 +3,7 @@
 #include "device_registry.h"
 
 #include <loom/op_registry.h>
+#include <loom/did_you_mean.h>
 #include <loom/error.h>
 #include <loom/plugin.hpp>
 
@@ -96,7 +97,16 @@ OpDef* Dispatcher::find(std::string_view name) const {
 
 OpDef& Dispatcher::op(std::string_view name) const {
   if (OpDef* op = find(name)) return *op;
-  throw Error(ErrorKind::NotFound, detail::cat("unknown op '", name, "'"));
+  throw Error(ErrorKind::NotFound, detail::cat("unknown op '", name, "'", did_you_mean(name, op_names())));
+}
+
+std::vector<std::string> Dispatcher::op_names() const {
+  auto& s = impl_state();
+  std::shared_lock lock(s.mutex);
+  std::vector<std::string> out;
+  out.reserve(s.order.size());
+  for (const OpDef* op : s.order) out.push_back(op->name());
+  return out;
 }
 
 std::vector<const OpDef*> Dispatcher::ops() const {
@@ -117,7 +127,8 @@ void Dispatcher::impl(const std::string& op_name, const std::string& device_type
   if (!op)
     throw Error(ErrorKind::NotFound,
                 detail::cat("impl: ", entry.provider, " registers a kernel for unknown op '",
-                            op_name, "' on '", device_type, "' (at ", entry.where, ")"));
+                            op_name, "'", did_you_mean(op_name, op_names()), " on '", device_type, "' (at ",
+                            entry.where, ")"));
   auto& s = impl_state();
   std::unique_lock lock(s.mutex);
   const int slot = find_device_type_slot(device_type);
