@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 #include <loom/loom.h>
 #include <loom/plugin.hpp>
+#include <loom/did_you_mean.h>
 #include <loom/op_call.h>
 #include <loom/plugin_host.h>
 
@@ -142,4 +143,14 @@ TEST_CASE("registration is safe while other threads dispatch", "[concurrency]") 
   stop = true;
   for (auto& w : workers) w.join();
   CHECK(errors == 0);
+}
+
+TEST_CASE("a mistyped op name gets a suggestion") {
+  CHECK_THROWS_WITH(loom::Dispatcher::instance().op("matmull"),
+                    Catch::Contains("unknown op 'matmull'") && Catch::Contains("did you mean 'matmul'?"));
+  CHECK_THROWS_WITH(loom::Dispatcher::instance().op("sofmtax"), Catch::Contains("did you mean 'softmax'?"));
+  // Far from every name: no guess.
+  CHECK_THROWS_WITH(loom::Dispatcher::instance().op("zzzzzzzz"), !Catch::Contains("did you mean"));
+  CHECK(loom::closest_name("Relu", {"relu", "selu"}) == "relu");
+  CHECK(loom::closest_name("ab", {"xy"}).empty());
 }
