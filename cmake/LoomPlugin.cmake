@@ -3,7 +3,8 @@
 # find_package(loom):
 #
 #   loom_add_plugin(<target> NAME <name> DEVICE_TYPES <type>...
-#                   SOURCES <src>... [PRIORITY <n>] [COMPONENT <component>])
+#                   SOURCES <src>... [PRIORITY <n>] [COMPONENT <component>]
+#                   [RUNTIME_DIRS <dir>...])
 #
 # builds <target> as a MODULE library against loom::plugin_api only (hidden
 # visibility, no undefined symbols), writes its manifest <name>.json and
@@ -13,6 +14,14 @@
 #   LOOM_PLUGIN_PATH=<build>/share/loom/plugins
 # finds a plugin that was only built. A plugin installed into loom's own
 # prefix is found with no setting at all.
+#
+# The installed plugin finds the shared libraries it links (a vendor
+# runtime) without LD_LIBRARY_PATH: its install RPATH is $ORIGIN (beside the
+# plugin), $ORIGIN/../.. (the prefix's lib folder, e.g. a runtime installed
+# by the same project), every RUNTIME_DIRS folder (absolute: where a vendor's
+# own package puts its runtime), and the folders of libraries it links from
+# outside the project. CMake's default would strip the build tree's RPATH at
+# install, so a plugin that loads from the build tree would fail installed.
 include_guard(GLOBAL)
 include(GNUInstallDirs)
 
@@ -33,7 +42,7 @@ function(loom_read_abi_version header out_var)
 endfunction()
 
 function(loom_add_plugin target)
-  cmake_parse_arguments(P "" "NAME;PRIORITY;COMPONENT" "DEVICE_TYPES;SOURCES" ${ARGN})
+  cmake_parse_arguments(P "" "NAME;PRIORITY;COMPONENT" "DEVICE_TYPES;SOURCES;RUNTIME_DIRS" ${ARGN})
   set(_where "loom_add_plugin(${target})")
   if(P_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "${_where}: unknown arguments: ${P_UNPARSED_ARGUMENTS}")
@@ -88,6 +97,14 @@ function(loom_add_plugin target)
     C_VISIBILITY_PRESET hidden
     CXX_VISIBILITY_PRESET hidden
     VISIBILITY_INLINES_HIDDEN ON)
+  set(_rpath "$ORIGIN" "$ORIGIN/../..")
+  foreach(_dir IN LISTS P_RUNTIME_DIRS)
+    if(NOT IS_ABSOLUTE "${_dir}")
+      message(FATAL_ERROR "${_where}: RUNTIME_DIRS entry '${_dir}' must be an absolute path")
+    endif()
+    list(APPEND _rpath "${_dir}")
+  endforeach()
+  set_target_properties(${target} PROPERTIES INSTALL_RPATH "${_rpath}" INSTALL_RPATH_USE_LINK_PATH ON)
   # A plugin may use nothing of loom but the header-only ABI: a reference to
   # a core symbol fails here, at link time, not when loom loads the plugin.
   target_link_options(${target} PRIVATE LINKER:--no-undefined)

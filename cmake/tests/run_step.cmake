@@ -35,3 +35,27 @@ function(expect_listed output name library_dir context)
                         "not from under ${library_dir}:\n${output}")
   endif()
 endfunction()
+
+# install_loom(<prefix>): loom's runtime, sdk and cpu components from
+# LOOM_BUILD_DIR into <prefix>, as `make install` lays them out (minus
+# Python and the samples).
+function(install_loom prefix)
+  foreach(component runtime sdk cpu)
+    run_step("install ${component}" COMMAND ${CMAKE_COMMAND} --install "${LOOM_BUILD_DIR}"
+             --prefix "${prefix}" --component ${component})
+  endforeach()
+endfunction()
+
+# build_against_sdk(<source dir> <build dir> <loom prefix> <install prefix>):
+# configures a project against the loom prefix alone (GENERATOR, CCACHE),
+# builds it and installs it into its own prefix.
+function(build_against_sdk source build loom_prefix install_prefix)
+  set(args -S "${source}" -B "${build}" -G "${GENERATOR}" -DCMAKE_BUILD_TYPE=Release
+      "-DCMAKE_PREFIX_PATH=${loom_prefix}" "-DCMAKE_INSTALL_PREFIX=${install_prefix}")
+  if(CCACHE)
+    list(APPEND args "-DCMAKE_CXX_COMPILER_LAUNCHER=${CCACHE}")
+  endif()
+  run_step("configure ${source} against the SDK" COMMAND ${CMAKE_COMMAND} ${args})
+  run_step("build it" COMMAND ${CMAKE_COMMAND} --build "${build}" -j 2)
+  run_step("install it" COMMAND ${CMAKE_COMMAND} --install "${build}")
+endfunction()

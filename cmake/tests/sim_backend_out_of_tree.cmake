@@ -20,25 +20,13 @@ set(build "${WORK_DIR}/build")
 file(MAKE_DIRECTORY "${WORK_DIR}/empty_xdg")
 
 # 1. The SDK, as `make install` would lay it out, minus Python and samples.
-foreach(component runtime sdk cpu)
-  run_step("install ${component}" COMMAND ${CMAKE_COMMAND} --install "${LOOM_BUILD_DIR}"
-           --prefix "${loom_prefix}" --component ${component})
-endforeach()
+install_loom("${loom_prefix}")
 if(EXISTS "${loom_prefix}/share/loom/plugins/sim.json")
   message(FATAL_ERROR "the loom install already has sim.json: the test would prove nothing")
 endif()
 
 # 2. The sample, built against the prefix alone.
-set(configure_args -S "${SAMPLE_DIR}" -B "${build}" -G "${GENERATOR}"
-    -DCMAKE_BUILD_TYPE=Release
-    "-DCMAKE_PREFIX_PATH=${loom_prefix}"
-    "-DCMAKE_INSTALL_PREFIX=${plugin_prefix}")
-if(CCACHE)
-  list(APPEND configure_args "-DCMAKE_CXX_COMPILER_LAUNCHER=${CCACHE}")
-endif()
-run_step("configure the sample against the SDK" COMMAND ${CMAKE_COMMAND} ${configure_args})
-run_step("build the sample" COMMAND ${CMAKE_COMMAND} --build "${build}" -j 2)
-run_step("install the plugin" COMMAND ${CMAKE_COMMAND} --install "${build}")
+build_against_sdk("${SAMPLE_DIR}" "${build}" "${loom_prefix}" "${plugin_prefix}")
 foreach(f lib/loom/plugins/libloom_sim.so share/loom/plugins/sim.json)
   if(NOT EXISTS "${plugin_prefix}/${f}")
     message(FATAL_ERROR "the plugin's install lacks ${f}")

@@ -38,6 +38,23 @@ std::string loader_text(const std::exception& e) {
   return what.substr(start, end - start);
 }
 
+// The loader's text for a missing library names that library first
+// ("libfoo.so: cannot open shared object file: ..."). When it is not the
+// plugin's own file, it is one of the plugin's dependencies: say so, and how
+// to find out which and why.
+std::string explain_loader_error(const fs::path& library, const std::string& text) {
+  static constexpr std::string_view kMissing = ": cannot open shared object file";
+  const auto at = text.find(kMissing);
+  if (at == std::string::npos) return text;
+  const std::string missing = text.substr(0, at);
+  if (missing == library.string() || missing == library.filename().string()) return text;
+  return cat(text, " — '", missing, "' is a library the plugin depends on, not the plugin itself (",
+             library.string(), "); `ldd ", library.string(),
+             "` shows which of its dependencies are not found. Install it beside the plugin or in the "
+             "prefix's lib folder (loom_add_plugin's RPATH: $ORIGIN, $ORIGIN/../..), name its folder in "
+             "loom_add_plugin(... RUNTIME_DIRS <dir>), or add that folder to LD_LIBRARY_PATH");
+}
+
 }  // namespace
 
 bool open_plugin_library(const fs::path& library, const LoomPluginInfo*& info,
@@ -50,7 +67,7 @@ bool open_plugin_library(const fs::path& library, const LoomPluginInfo*& info,
     // each other.
     lib.load(library, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
   } catch (const std::exception& e) {
-    error = cat("loader error: ", loader_text(e));
+    error = cat("loader error: ", explain_loader_error(library, loader_text(e)));
     debugf("loader error for ", library.string(), ": ", loader_text(e));
     return false;
   }
