@@ -9,6 +9,15 @@
 
 namespace loom {
 
+std::string dtype_mask_str(uint64_t mask) {
+  const uint64_t all = (uint64_t{1} << kNumDTypes) - 1;
+  if (mask == 0 || (mask & all) == all) return "every dtype";
+  std::string out;
+  for (int code = 0; code < kNumDTypes; ++code)
+    if ((mask >> code) & 1u) out += (out.empty() ? "" : ", ") + std::string(name(static_cast<DType>(code)));
+  return out;
+}
+
 DType dtype_from_name(std::string_view s) {
   if (s.starts_with("loom.")) s.remove_prefix(5);
 #define LOOM_DTYPE_PARSE(Name, py, code, dl, bits) \

@@ -36,7 +36,7 @@ from . import _tensor  # noqa: E402,F401  (Tensor methods written in Python)
 from ._C import from_numpy, from_dlpack  # noqa: E402,F401  (numpy and DLPack interop)
 from . import autograd  # noqa: E402
 from . import library  # noqa: E402,F401
-from ._C import plugins, load_plugin, fallback_stats, set_fallback_policy  # noqa: E402,F401
+from ._C import plugins, kernels, load_plugin, fallback_stats, set_fallback_policy  # noqa: E402,F401
 from ._C import (  # noqa: E402,F401  (streams, events, device runtime: loom/stream.h)
     Stream, Event, DeviceProperties, current_stream, default_stream, set_stream, synchronize,
     device_properties, memory_stats, empty_cache, reset_peak_memory_stats, set_device_option,

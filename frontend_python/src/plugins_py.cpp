@@ -4,6 +4,8 @@
 #include "convert.h"
 #include "ops_py.h"
 
+#include <loom/did_you_mean.h>
+#include <loom/op_registry.h>
 #include <loom/registry.h>
 #include <pybind11/stl.h>
 
@@ -94,10 +96,37 @@ CppKernel python_kernel(const std::string& op, py::function fn) {
 
 void bind_plugins(py::module_& m) {
   m.def("plugins", [] {
+    // Loaded first, as loom-info does: otherwise a plugin no tensor has used
+    // yet would show as "found" with 0 kernels.
+    registry::Registry::global().load_all();
     py::list out;
     for (const auto& r : registry::Registry::global().plugins()) out.append(plugin_dict(r));
     return out;
-  }, "Every plugin found, with its state and, when it failed, the reason (what loom-info shows)");
+  }, "Every plugin found, loaded, with its state, kernel count and, when it failed, the reason "
+     "(what loom-info shows)");
+  m.def("kernels", [](const std::string& device_type) {
+    registry::Registry::global().load_all();
+    if (find_device_type_slot(device_type) < 0)
+      throw py::value_error("loom.kernels: no device type '" + device_type + "'" +
+                            did_you_mean(device_type, device_type_names()));
+    py::list out;
+    for (const auto& k : kernels_on(device_type)) {
+      py::dict d;
+      d["op"] = k.op;
+      py::list dtypes;
+      for (int code = 0; code < kNumDTypes; ++code)
+        if (k.dtypes == 0 || ((k.dtypes >> code) & 1u)) dtypes.append(py::str(std::string(name(static_cast<DType>(code)))));
+      d["dtypes"] = dtypes;
+      d["contiguous_only"] = (k.flags & LOOM_KERNEL_CONTIGUOUS_ONLY) != 0;
+      d["via"] = k.via.empty() ? py::object(py::none()) : py::object(py::str(k.via));
+      d["provider"] = k.provider;
+      d["where"] = k.where;
+      out.append(d);
+    }
+    return out;
+  }, py::arg("device_type"),
+     "Every op with a kernel on a device type (what loom-info --kernels shows): op, dtypes, contiguous_only, "
+     "via (the functional op whose kernel runs an in-place op without its own), provider, where");
   m.def("load_plugin", [](const std::string& path) {
     std::string why;
     if (!registry::Registry::global().load(path, why))

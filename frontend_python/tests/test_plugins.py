@@ -11,6 +11,18 @@ def test_plugins_lists_cpu_and_sim():
     assert "sim" in names
 
 
+def test_plugins_and_kernels_show_what_loom_info_shows():
+    # Loaded before listing: every loaded plugin reports its kernels.
+    names = {p["name"]: p for p in loom.plugins()}
+    assert names["sim"]["state"] == "loaded" and names["sim"]["kernels"] > 0
+    ks = {k["op"]: k for k in loom.kernels("sim")}
+    assert "float32" in ks["add"]["dtypes"] and "int64" not in ks["add"]["dtypes"]
+    assert ks["add"]["via"] is None and ks["add_"]["via"] == "add"
+    assert ks["add"]["provider"] == "plugin 'sim'"
+    with pytest.raises(ValueError, match="did you mean 'sim'"):
+        loom.kernels("simm")
+
+
 def test_load_plugin_failure_says_why():
     with pytest.raises(ValueError, match="cannot open manifest"):
         loom.load_plugin("/nonexistent/plugin.json")

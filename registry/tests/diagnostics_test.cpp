@@ -117,6 +117,18 @@ TEST_CASE("loom-info lists good and broken plugins and exits 0", "[registry][loo
   CHECK_THAT(r.output, !Contains("[loom plugin]"));
 }
 
+TEST_CASE("loom-info --kernels lists each op with its dtypes and flags", "[registry][loom-info]") {
+  auto r = run(loom_info("--kernels regtest_ok", path("info")));
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK_THAT(r.output, Contains("kernels on 'regtest_ok': 1 op(s)"));
+  CHECK_THAT(r.output, Contains("regtest_ok_identity") && Contains("every dtype") && Contains("contiguous-only") &&
+                           Contains("(plugin 'regtest_ok', regtest_plugin.cpp:"));
+  auto typo = run(loom_info("--kernels regtest_okk", path("info")));
+  CHECK(typo.status == 2);
+  CHECK_THAT(typo.output, Contains("no device type 'regtest_okk' (did you mean 'regtest_ok'?)"));
+}
+
 TEST_CASE("loom-info --debug traces and a bad argument is a usage error", "[registry][loom-info]") {
   auto traced = run(loom_info("--debug", path("info")));
   CHECK(traced.status == 0);

@@ -1,15 +1,19 @@
 // loom-info: loads every plugin it can find and reports what came of it.
 //
-//   loom-info [--debug]
+//   loom-info [--debug] [--kernels [device type]]
 //
 // Prints the plugin search path, then one row per plugin: name, version, ABI,
 // state, device count, kernels, library path, and for a failed plugin (or
 // one without devices) the reason on the following line; then, per device
 // of every loaded plugin, its properties, allocator statistics and the
-// optional runtime features its plugin offers. It is a report:
+// optional runtime features its plugin offers; with --kernels, every op each
+// device type has a kernel for, with its dtypes and flags. It is a report:
 // the exit status is 0 even when plugins failed, and non-zero only for a
 // usage error.
 #include <loom/device_info.h>
+#include <loom/did_you_mean.h>
+#include <loom/dtype.h>
+#include <loom/op_registry.h>
 #include <loom/error.h>
 #include <loom/plugin_api.h>
 #include <loom/registry.h>
@@ -24,14 +28,17 @@ namespace {
 
 void usage(std::FILE* to) {
   std::fprintf(to,
-               "usage: loom-info [--debug]\n"
+               "usage: loom-info [--debug] [--kernels [device type]]\n"
                "\n"
                "Loads every loom device plugin found on the search path and lists\n"
                "each one with its state.\n"
                "\n"
-               "  --debug   trace the search and loading on stderr (same as\n"
-               "            LOOM_PLUGIN_DEBUG=1)\n"
-               "  --help    show this message\n"
+               "  --debug            trace the search and loading on stderr (same as\n"
+               "                     LOOM_PLUGIN_DEBUG=1)\n"
+               "  --kernels [type]   also list every op with a kernel on each device\n"
+               "                     type (or only on <type>): its dtypes, flags, and\n"
+               "                     where it was registered\n"
+               "  --help             show this message\n"
                "\n"
                "Environment: LOOM_PLUGIN_PATH (colon-separated directories or\n"
                "manifest files searched first), LOOM_PLUGIN_DEBUG.\n");
@@ -83,12 +90,46 @@ void print_device(const std::string& type, int index, const loom::DeviceRuntimeF
   }
 }
 
+std::string flag_list(const loom::KernelListing& k) {
+  std::string out;
+  if (k.flags & LOOM_KERNEL_CONTIGUOUS_ONLY) out = "contiguous-only";
+  if (!k.via.empty()) out += (out.empty() ? "" : " ") + std::string("(runs ") + k.via + "'s kernel in place)";
+  return out.empty() ? "-" : out;
+}
+
+std::string basename_of(const std::string& where) {
+  const auto slash = where.rfind('/');
+  return slash == std::string::npos ? where : where.substr(slash + 1);
+}
+
+// Every op with a kernel on `type`: name, dtypes, flags, file:line.
+void print_kernels(const std::string& type) {
+  const auto kernels = loom::kernels_on(type);
+  std::printf("\nkernels on '%s': %zu op(s)\n", type.c_str(), kernels.size());
+  std::size_t op_width = 2, dtype_width = 6;
+  for (const auto& k : kernels) {
+    op_width = std::max(op_width, k.op.size());
+    dtype_width = std::max(dtype_width, loom::dtype_mask_str(k.dtypes).size());
+  }
+  std::printf("  %-*s  %-*s  %s\n", static_cast<int>(op_width), "OP", static_cast<int>(dtype_width), "DTYPES",
+              "FLAGS  (REGISTERED BY, AT)");
+  for (const auto& k : kernels)
+    std::printf("  %-*s  %-*s  %s  (%s, %s)\n", static_cast<int>(op_width), k.op.c_str(),
+                static_cast<int>(dtype_width), loom::dtype_mask_str(k.dtypes).c_str(), flag_list(k).c_str(),
+                k.provider.c_str(), basename_of(k.where).c_str());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  bool list_kernels = false;
+  std::string kernels_of;  // "": every loaded device type
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--debug") == 0) {
       loom::registry::set_debug(true);
+    } else if (std::strcmp(argv[i], "--kernels") == 0) {
+      list_kernels = true;
+      if (i + 1 < argc && argv[i + 1][0] != '-') kernels_of = argv[++i];
     } else if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
       usage(stdout);
       return 0;
@@ -163,5 +204,19 @@ int main(int argc, char** argv) {
       for (int i = 0; i < loom::device_count(type); ++i) print_device(type, i, features);
     }
   }
+  if (!list_kernels) return 0;
+  if (!kernels_of.empty()) {
+    if (loom::find_device_type_slot(kernels_of) < 0) {
+      std::vector<std::string> known = loom::device_type_names();
+      std::string names;
+      for (const auto& n : known) names += (names.empty() ? "" : ", ") + n;
+      std::fprintf(stderr, "loom-info: --kernels: no device type '%s'%s; registered: %s\n", kernels_of.c_str(),
+                   loom::did_you_mean(kernels_of, known).c_str(), names.c_str());
+      return 2;
+    }
+    print_kernels(kernels_of);
+    return 0;
+  }
+  for (const auto& type : loom::device_type_names()) print_kernels(type);
   return 0;
 }

@@ -1,5 +1,6 @@
 // mydev_kernels.cpp — mydev's own kernels: add, mul (float32, float64,
-// int64), relu (float32, float64) and sum (every dim at once).
+// int64), relu (float32, float64), sum (every dim at once) and copy_ (every
+// dtype to every dtype).
 //
 // A kernel gets the op's tensors as descriptors (data pointer, byte offset,
 // shape, strides in elements) already in the dtype it registered for and,
@@ -9,15 +10,17 @@
 //    outputs[0], the same memory as inputs[0];
 //  - out= (torch.add(a, b, out=c)): outputs[0] is c in its own strides;
 //  - transposed, sliced and broadcast inputs, with no copies.
-// Two SDK headers do the work: loom/plugin/strided.hpp walks N tensors of one
-// shape in runs of their innermost dimension, and loom/plugin/scalar_ops.hpp
+// Three SDK headers do the work: loom/plugin/strided.hpp walks N tensors of
+// one shape in runs of their innermost dimension, loom/plugin/scalar_ops.hpp
 // holds the per-element functors loom's own plugins use (so add on int64
-// wraps, and float16 would round, exactly as on the CPU).
+// wraps, and float16 would round, exactly as on the CPU), and
+// loom/plugin/cast.hpp converts between dtypes by loom's rules (copy_).
 // sum shows the other way to say no: a call a kernel does not take is
 // declined (LOOM_STATUS_UNSUPPORTED with a reason) and loom runs it through
 // the CPU fallback, quoting the reason under LOOM_FALLBACK=warn.
 // Every op and dtype not registered here falls back the same way.
 #include <loom/plugin.hpp>
+#include <loom/plugin/cast.hpp>
 #include <loom/plugin/dtype_visit.hpp>
 #include <loom/plugin/reduce_dims.hpp>
 #include <loom/plugin/scalar_ops.hpp>
@@ -50,14 +53,14 @@ void binary_strided(const LoomKernelCall& c, F f) {
   });
 }
 
-template <class T, class F>
-void unary_strided(const LoomKernelCall& c, F f) {
-  const LoomTensorDesc &out = c.outputs[0], &a = c.inputs[0];
-  const int64_t* strides[2] = {out.strides, a.strides};
+// out[i] = f(in[i]): one input, any strides, To and From may differ.
+template <class To, class From, class F>
+void unary_strided(const LoomTensorDesc& out, const LoomTensorDesc& in, F f) {
+  const int64_t* strides[2] = {out.strides, in.strides};
   loom::plugin::StridedIter<2> it;
   it.init(out.ndim, out.shape, strides);
-  T* o = at<T>(out);
-  const T* x = at<const T>(a);
+  To* o = at<To>(out);
+  const From* x = at<const From>(in);
   const int64_t so = it.inner_stride(0), sx = it.inner_stride(1);
   it.for_each_run(0, it.numel, [&](const int64_t* off, int64_t n) {
     for (int64_t i = 0; i < n; ++i) o[off[0] + i * so] = f(x[off[1] + i * sx]);
@@ -94,7 +97,7 @@ void mul(const LoomKernelCall& c) {
 void relu(const LoomKernelCall& c) {
   loom::plugin::visit_dtype<DTypes::Floating>(c.outputs[0].dtype, "mydev", "relu", [&](auto tag) {
     using T = decltype(tag);
-    unary_strided<T>(c, loom::plugin::ops::Relu<T>{});
+    unary_strided<T, T>(c.outputs[0], c.inputs[0], loom::plugin::ops::Relu<T>{});
   });
 }
 
@@ -123,6 +126,21 @@ void sum(const LoomKernelCall& c) {
   });
 }
 
+// copy_(self, src): self = src converted to self's dtype. src arrives
+// broadcast to self's shape in its own dtype; every layout, every dtype
+// pair. With copy_ on the device, .contiguous(), .to(dtype) and out= into a
+// tensor of another dtype stay on the device too.
+void copy_(const LoomKernelCall& c) {
+  const LoomTensorDesc &dst = c.outputs[0], &src = c.inputs[1];
+  loom::plugin::visit_dtype<DTypes::All>(dst.dtype, "mydev", "copy_", [&](auto to_tag) {
+    using To = decltype(to_tag);
+    loom::plugin::visit_dtype<DTypes::All>(src.dtype, "mydev", "copy_", [&](auto from_tag) {
+      using From = decltype(from_tag);
+      unary_strided<To, From>(dst, src, [](From v) { return loom::plugin::cast<To>(v); });
+    });
+  });
+}
+
 }  // namespace
 
 void register_kernels(loom::plugin::Registrar& r) {
@@ -131,6 +149,7 @@ void register_kernels(loom::plugin::Registrar& r) {
   r.kernel("mul", "mydev", kernel<mul>, kAddMul);
   r.kernel("relu", "mydev", kernel<relu>, kFloats);
   r.kernel("sum", "mydev", kernel<sum>, kAddMul);
+  r.kernel("copy_", "mydev", kernel<copy_>);  // mask 0: every dtype
 }
 
 }  // namespace mydev

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <ostream>
+#include <string>
 #include <string_view>
 
 namespace loom {
@@ -46,6 +47,9 @@ constexpr std::string_view name(DType t) {
 
 // Parses "float32" (also "float", "double", "half", "long", "int") or throws.
 DType dtype_from_name(std::string_view s);
+// A kernel's registration mask (LOOM_DTYPE_BIT per dtype) named: "float32,
+// float64", or "every dtype" for 0 or a mask of them all.
+std::string dtype_mask_str(uint64_t mask);
 
 constexpr bool is_floating_point(DType t) {
   return t == DType::Float16 || t == DType::BFloat16 || t == DType::Float32 ||

@@ -102,6 +102,24 @@ class OpDef {
 };
 
 
+// One kernel as registered on a device type, for listings (loom-info
+// --kernels, loom.kernels()).
+struct KernelListing {
+  std::string op;          // "add", "div.Tensor_mode"
+  uint64_t dtypes = 0;     // LOOM_DTYPE_BIT mask; 0 = every dtype
+  uint32_t flags = 0;      // LOOM_KERNEL_*
+  std::string provider;    // "plugin 'cpu'"
+  std::string where;       // "file.cpp:12"
+  // An in-place op with no kernel of its own: the functional op whose
+  // kernel runs it ("add" for add_); then dtypes/flags/provider are that
+  // kernel's. Empty for a kernel registered for the op itself.
+  std::string via;
+};
+
+// Every op with a kernel on `device_type` (its own or, for in-place ops, the
+// functional form's), in catalog order. Unknown type: empty.
+std::vector<KernelListing> kernels_on(const std::string& device_type);
+
 // The process-wide catalog and tables. All members are thread-safe.
 class Dispatcher {
  public:

@@ -84,15 +84,6 @@ void cpu_fallback(OpCall& call) {
 
 namespace {
 
-// "float32, float64", or "every dtype" for a mask of 0.
-std::string dtype_names(uint64_t mask) {
-  if (mask == 0) return "every dtype";
-  std::string out;
-  for (int code = 0; code < kNumDTypes; ++code)
-    if ((mask >> code) & 1u) out += (out.empty() ? "" : ", ") + std::string(name(static_cast<DType>(code)));
-  return out;
-}
-
 std::string quoted(const OpDef& op) { return cat("'", op.name(), "'"); }
 
 // Once per op, device slot, dtype and kind of miss: a kernel that declines
@@ -114,7 +105,7 @@ NativeMiss NativeMiss::of(const OpCall& call) {
     if (const KernelEntry* k = op->kernel(slot)) {
       why.kind = NoDtype;
       why.kernel_op = op;
-      why.dtypes = dtype_names(k->dtypes);
+      why.dtypes = dtype_mask_str(k->dtypes);
       return why;
     }
   }

@@ -234,3 +234,24 @@ detail::LibraryRegistrar::LibraryRegistrar(const char* name, void (*init)(Librar
 }
 
 }  // namespace loom
+
+namespace loom {
+
+std::vector<KernelListing> kernels_on(const std::string& device_type) {
+  std::vector<KernelListing> out;
+  const int slot = find_device_type_slot(device_type);
+  if (slot < 0) return out;
+  for (const OpDef* op : Dispatcher::instance().ops()) {
+    const KernelEntry* k = op->kernel(slot);
+    const OpDef* via = nullptr;
+    if (!k && op->functional_form()) {
+      k = op->functional_form()->kernel(slot);
+      via = op->functional_form();
+    }
+    if (!k) continue;
+    out.push_back({op->name(), k->dtypes, k->flags, k->provider, k->where, via ? via->name() : ""});
+  }
+  return out;
+}
+
+}  // namespace loom
