@@ -86,6 +86,23 @@ elseif(MODE STREQUAL "sim")
   expect_op_statuses(matmul ".*" ".*" FALLBACK)
   # With --no-fallback-ok the same run fails.
   run_expecting(1 "--no-fallback-ok must fail a run with FALLBACK cases" --device sim -o matmul --no-fallback-ok)
+  # The per-op summary a vendor acts on: add's int64 cases fall back, with
+  # the dispatcher's reason in the case's message.
+  execute_process(COMMAND ${TOOL} --device sim -o add,sum --report ${report} OUTPUT_VARIABLE out RESULT_VARIABLE rc)
+  if(NOT out MATCHES "per op \\(cases native / tested\\):" OR
+     NOT out MATCHES "\n  add +[0-9]+/[0-9]+ native, [0-9]+ fall back \\(dtypes int64;")
+    message(FATAL_ERROR "the summary lacks add's per-op line:\n${out}")
+  endif()
+  file(STRINGS ${report} why REGEX "but not for dtype int64")
+  if(NOT why)
+    message(FATAL_ERROR "no FALLBACK message gives the kernel's missing dtype")
+  endif()
+  # Selections with no case are errors that say why, and typos get a guess.
+  run_expecting(2 "a --case matching nothing must be a usage error" --device sim -o add --case "no-such-case*")
+  execute_process(COMMAND ${TOOL} --device sim -o mull ERROR_VARIABLE err RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 2 OR NOT err MATCHES "did you mean 'mul'")
+    message(FATAL_ERROR "-o mull: exit ${rc}, no suggestion:\n${err}")
+  endif()
 elseif(MODE STREQUAL "badconf")
   set(args --device badconf --plugin ${PLUGIN} -o add,sum,matmul,cat
            --case "*/float32/contiguous" --timeout ${CASE_TIMEOUT} -j 2)
