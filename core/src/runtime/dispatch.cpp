@@ -1,5 +1,6 @@
 // dispatch.cpp — one call through the dispatcher:
-//   prepare -> device kernel -> composite -> fallback -> error.
+//   prepare -> device kernel (for an in-place op without one: the functional
+//   form's kernel on self) -> composite -> fallback -> error.
 // This is the per-op hot path: no heap allocation beyond the outputs, no
 // locks, one atomic load for the kernel, one thread-local load for the
 // current stream.
