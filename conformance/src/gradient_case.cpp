@@ -27,8 +27,11 @@ struct Backward {
 // `device`) as the outputs' gradients, so the trace holds the op's forward
 // and its derivative's calls and nothing of a loss built around them.
 Backward backward_on(const OpDef& op, const opinfo::Sample& s, Device device, std::optional<DType> dtype,
-                     const std::vector<Tensor>& weights, bool trace_device) {
+                     const std::vector<Tensor>& weights, bool trace_device, uint64_t seed) {
   autograd::EnableGradGuard grad_on;
+  // Random ops (dropout) draw the same numbers on both sides: the streams
+  // depend only on (seed, offset), never on the device.
+  manual_seed(seed);
   TensorList inputs;
   for (const auto& t : s.tensors) {
     if (!t) {
@@ -83,7 +86,7 @@ void run_gradient_case(const OpDef& op, const opinfo::Sample& s, Device device, 
 
   Backward ref;
   try {
-    ref = backward_on(op, s, cpu_device(), DType::Float64, weights, false);
+    ref = backward_on(op, s, cpu_device(), DType::Float64, weights, false, r.seed);
   } catch (const std::exception& e) {
     r.status = Status::Unsupported;
     r.message = std::string("no CPU gradient for this case: ") + e.what();
@@ -95,7 +98,7 @@ void run_gradient_case(const OpDef& op, const opinfo::Sample& s, Device device, 
     for (size_t i = 0; i < weights.size(); ++i)
       device_weights.push_back(is_floating_point(plain[i].dtype()) ? weights[i].to(plain[i].dtype()).to(device)
                                                                     : weights[i]);
-    dev = backward_on(op, s, device, std::nullopt, device_weights, true);
+    dev = backward_on(op, s, device, std::nullopt, device_weights, true, r.seed);
   } catch (const std::exception& e) {
     r.status = Status::Error;
     r.message = std::string("backward on the device threw: ") + e.what();
