@@ -104,8 +104,13 @@ std::string basename_of(const std::string& where) {
 
 // Every op with a kernel on `type`: name, dtypes, flags, file:line.
 void print_kernels(const std::string& type) {
-  const auto kernels = loom::kernels_on(type);
-  std::printf("\nkernels on '%s': %zu op(s)\n", type.c_str(), kernels.size());
+  auto kernels = loom::kernels_on(type);
+  std::sort(kernels.begin(), kernels.end(), [](const auto& a, const auto& b) { return a.op < b.op; });
+  const auto via = std::count_if(kernels.begin(), kernels.end(), [](const auto& k) { return !k.via.empty(); });
+  std::printf("\nops with a kernel on '%s': %zu (%zu registered, %zu in-place forms running their functional "
+              "kernel)\n",
+              type.c_str(), kernels.size(), kernels.size() - static_cast<std::size_t>(via),
+              static_cast<std::size_t>(via));
   std::size_t op_width = 2, dtype_width = 6;
   for (const auto& k : kernels) {
     op_width = std::max(op_width, k.op.size());

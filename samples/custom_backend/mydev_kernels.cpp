@@ -33,10 +33,7 @@ namespace {
 
 using loom::plugin::Failure;
 
-template <class T>
-T* at(const LoomTensorDesc& d) {
-  return reinterpret_cast<T*>(static_cast<char*>(d.data) + d.byte_offset);
-}
+using loom::plugin::data_ptr;  // a descriptor's data + byte_offset, typed
 
 // out[i] = f(a[i], b[i]) over every element, any strides (0: broadcast).
 template <class T, class F>
@@ -45,8 +42,8 @@ void binary_strided(const LoomKernelCall& c, F f) {
   const int64_t* strides[3] = {out.strides, a.strides, b.strides};
   loom::plugin::StridedIter<3> it;
   it.init(out.ndim, out.shape, strides);
-  T* o = at<T>(out);
-  const T *x = at<const T>(a), *y = at<const T>(b);
+  T* o = data_ptr<T>(out);
+  const T *x = data_ptr<const T>(a), *y = data_ptr<const T>(b);
   const int64_t so = it.inner_stride(0), sx = it.inner_stride(1), sy = it.inner_stride(2);
   it.for_each_run(0, it.numel, [&](const int64_t* off, int64_t n) {
     for (int64_t i = 0; i < n; ++i) o[off[0] + i * so] = f(x[off[1] + i * sx], y[off[2] + i * sy]);
@@ -59,8 +56,8 @@ void unary_strided(const LoomTensorDesc& out, const LoomTensorDesc& in, F f) {
   const int64_t* strides[2] = {out.strides, in.strides};
   loom::plugin::StridedIter<2> it;
   it.init(out.ndim, out.shape, strides);
-  To* o = at<To>(out);
-  const From* x = at<const From>(in);
+  To* o = data_ptr<To>(out);
+  const From* x = data_ptr<const From>(in);
   const int64_t so = it.inner_stride(0), sx = it.inner_stride(1);
   it.for_each_run(0, it.numel, [&](const int64_t* off, int64_t n) {
     for (int64_t i = 0; i < n; ++i) o[off[0] + i * so] = f(x[off[1] + i * sx]);
@@ -116,13 +113,13 @@ void sum(const LoomKernelCall& c) {
     const int64_t* strides[1] = {in.strides};
     loom::plugin::StridedIter<1> it;
     it.init(in.ndim, in.shape, strides);
-    const T* x = at<const T>(in);
+    const T* x = data_ptr<const T>(in);
     const int64_t sx = it.inner_stride(0);
     Acc total = 0;
     it.for_each_run(0, it.numel, [&](const int64_t* off, int64_t n) {
       for (int64_t i = 0; i < n; ++i) total += static_cast<Acc>(x[off[0] + i * sx]);
     });
-    *at<T>(out) = static_cast<T>(total);
+    *data_ptr<T>(out) = static_cast<T>(total);
   });
 }
 
