@@ -21,6 +21,8 @@ def test_plugins_and_kernels_show_what_loom_info_shows():
     assert ks["add"]["provider"] == "plugin 'sim'"
     with pytest.raises(ValueError, match="did you mean 'sim'"):
         loom.kernels("simm")
+    with pytest.raises(RuntimeError, match="device type 'simm'.*did you mean 'sim'"):
+        loom.ones(2).to("simm")
 
 
 def test_load_plugin_failure_says_why():

@@ -10,6 +10,8 @@
 // instead of a deadlock.
 #include "detail.h"
 
+#include <loom/did_you_mean.h>
+
 #include <algorithm>
 #include <condition_variable>
 #include <mutex>
@@ -282,7 +284,10 @@ bool Registry::load_for_device_type(const std::string& type, std::string& why) {
     debugf("resolving device type '", type, "': ", candidates.size(), " candidate plugin(s)");
 
     if (candidates.empty()) {
-      why = cat("no plugin manifest lists device type '", type, "'; searched: ");
+      std::vector<std::string> listed;
+      for (const auto& e : state_->entries)
+        if (e->manifest_ok) listed.insert(listed.end(), e->rec.device_types.begin(), e->rec.device_types.end());
+      why = cat("no plugin manifest lists device type '", type, "'", did_you_mean(type, listed), "; searched: ");
       for (std::size_t i = 0; i < state_->search.size(); ++i)
         why += (i ? ", " : "") + state_->search[i].path;
       debugf(why);
