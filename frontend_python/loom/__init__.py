@@ -63,7 +63,7 @@ from . import backends, cuda, accelerator, profiler  # noqa: E402
 from ._legacy_types import Size, typed_tensor_types as _typed_tensor_types  # noqa: E402
 globals().update(_typed_tensor_types("cpu", "loom"))  # loom.FloatTensor, loom.LongTensor, ...
 vars(cuda).update(_typed_tensor_types("cuda", "loom.cuda"))
-from . import distributed, onnx  # noqa: E402,F401
+from . import distributed, jit, onnx  # noqa: E402,F401
 from .serialization import save, load  # noqa: E402
 
 

@@ -42,4 +42,5 @@ PYBIND11_MODULE(_C, m) {
   bind_device_runtime(m);
   bind_nn(m);
   bind_profiler(m);
+  bind_jit(m);
 }

@@ -13,6 +13,7 @@
 #include "profiler_hook.h"
 
 #include <loom/autograd.h>
+#include <loom/dispatch_observer.h>
 #include <loom/error.h>
 #include <loom/op_call.h>
 #include <loom/plugin.hpp>
@@ -364,9 +365,38 @@ namespace {
   profiler::ProfilerAccess::Scope scope(profile, call);
   dispatch_call(call);
 }
+
+// The observer sees the call once it ran; the calls made underneath it run
+// unobserved (loom/dispatch_observer.h).
+[[gnu::noinline]] void dispatch_observed(OpCall& call, DispatchObserver& observer) {
+  struct Lifted {  // also when the call throws
+    Lifted() { detail::active_observer = nullptr; }
+    ~Lifted() { detail::active_observer = saved; }
+    DispatchObserver* saved = nullptr;
+  };
+  const detail::SmallVector<LoomValue, 4> as_passed = call.values;  // prepare may rewrite them
+  {
+    Lifted lifted;
+    lifted.saved = &observer;
+    dispatch(call);
+  }
+  observer.after(call, std::span<const LoomValue>(as_passed.data(), as_passed.size()));
+}
 }  // namespace
 
+constinit thread_local DispatchObserver* detail::active_observer LOOM_FAST_TLS = nullptr;
+
+ObserveDispatch::ObserveDispatch(DispatchObserver& observer) : previous_(detail::active_observer) {
+  detail::active_observer = &observer;
+}
+ObserveDispatch::~ObserveDispatch() { detail::active_observer = previous_; }
+
 void dispatch(OpCall& call) {
+  // nullptr unless a graph capture watches this thread (loom/dispatch_observer.h).
+  if (DispatchObserver* const observer = detail::active_observer) [[unlikely]] {
+    dispatch_observed(call, *observer);
+    return;
+  }
   // nullptr unless a profile records on this thread (loom/profiler.h).
   if (profiler::Profile* const profile = profiler::detail::active_profile) [[unlikely]] {
     dispatch_profiled(call, *profile);

@@ -1,0 +1,112 @@
+"""loom.jit: capture a model into a graph of catalog ops, as torch.jit.trace.
+
+    traced = loom.jit.trace(model, example)   # runs model(example) once, recording its ops
+    print(traced.graph)                       # the IR's text form
+    y = traced(x)                             # runs the graph (same shapes as the example)
+    g = loom.jit.parse_graph(str(traced.graph))
+
+Python control flow is unrolled; shapes are the example's. The model's
+parameters and buffers become named graph inputs the graph holds; any other
+tensor the model reads becomes a constant. Views made by tensor methods
+(view, t, permute, ...) are not captured yet: trace refuses them, naming the op
+that read one.
+"""
+from .. import _C
+from .._C import Tensor
+
+Graph = _C.Graph
+
+__all__ = ["trace", "parse_graph", "TracedModule", "Graph"]
+
+
+def _as_tuple(example_inputs):
+    if isinstance(example_inputs, Tensor):
+        return (example_inputs,)
+    if isinstance(example_inputs, (tuple, list)):
+        for i, x in enumerate(example_inputs):
+            if not isinstance(x, Tensor):
+                raise TypeError(f"loom.jit.trace: example input {i} must be a Tensor, not {type(x).__name__}")
+        return tuple(example_inputs)
+    raise TypeError(f"loom.jit.trace: example_inputs must be a Tensor or a tuple of Tensors, "
+                    f"not {type(example_inputs).__name__}")
+
+
+class TracedModule:
+    """What trace returns: call it like the model (same input shapes).
+
+    ``graph`` is the captured Graph, ``code`` its text; ``outputs`` is 1 when
+    the model returned one Tensor (then calls return a Tensor), else a tuple.
+    """
+
+    def __init__(self, graph, single_output, name="TracedModule"):
+        self.graph = graph
+        self._single = single_output
+        self._name = name
+
+    @property
+    def code(self):
+        return str(self.graph)
+
+    def forward(self, *inputs):
+        outs = self.graph.run(list(inputs))
+        return outs[0] if self._single else tuple(outs)
+
+    __call__ = forward
+
+    def named_parameters(self):
+        return list(self.graph.tensors().items())
+
+    def __repr__(self):
+        return f"{self._name}(traced: {len(self.graph.ops)} nodes)\n{self.graph}"
+
+
+def _close(a, b, rtol=1e-5, atol=1e-6):
+    a, b = a.detach().cpu().double(), b.detach().cpu().double()
+    both_nan = a.isnan() & b.isnan()
+    return bool((((a - b).abs() <= atol + rtol * b.abs()) | both_nan | (a == b)).all())
+
+
+def trace(func, example_inputs, *, input_names=None, check_trace=True):
+    """Runs ``func(*example_inputs)`` once and records every catalog op it calls.
+
+    ``func`` is a loom.nn.Module (its parameters and buffers become the graph's
+    named parameters) or any callable returning a Tensor or a tuple/list of
+    Tensors. With ``check_trace`` (the default, as torch.jit.trace), the graph
+    runs once on the example inputs and must give the model's results.
+    """
+    inputs = _as_tuple(example_inputs)
+    params = []
+    name = type(func).__name__
+    if hasattr(func, "named_parameters") and hasattr(func, "named_buffers"):
+        seen = set()
+        for n, t in list(func.named_parameters()) + list(func.named_buffers()):
+            if t is not None and id(t) not in seen:
+                seen.add(id(t))
+                params.append((n, t))
+    single = []
+
+    def program(*xs):
+        out = func(*xs)
+        single.append(isinstance(out, Tensor))
+        return out
+
+    from ..autograd import no_grad  # the graph records the forward ops, not autograd's
+    with no_grad():
+        graph = _C._jit_trace(program, list(inputs), params, list(input_names or []))
+        traced = TracedModule(graph, single[0], name)
+        if check_trace:
+            expected = program(*inputs)
+            got = traced(*inputs)
+            exp = (expected,) if isinstance(expected, Tensor) else tuple(expected)
+            gotten = (got,) if isinstance(got, Tensor) else tuple(got)
+            for i, (a, b) in enumerate(zip(gotten, exp)):
+                if a.shape != b.shape or a.dtype != b.dtype or not _close(a, b):
+                    raise RuntimeError(f"loom.jit.trace: the traced graph's output {i} differs from the model's "
+                                       "on the example inputs (does the model depend on state or randomness the "
+                                       "trace cannot see?); pass check_trace=False to keep it anyway")
+    return traced
+
+
+def parse_graph(text):
+    """Reads a Graph back from its text form (``str(graph)``)."""
+    return _C._jit_parse_graph(text)

@@ -1,0 +1,83 @@
+// jit_py.cpp — loom._C's side of loom.jit: tracing a Python callable into a
+// graph (loom/jit/jit.h), the Graph object, and parsing its text form.
+#include "convert.h"
+#include "ops_py.h"
+
+#include <loom/jit/jit.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+
+namespace loom::python {
+namespace {
+
+// A program's result as tensors: one Tensor, or a tuple/list of them.
+std::vector<Tensor> tensors_of(const py::object& result) {
+  if (is_tensor(result)) return {as_tensor(result)};
+  if (py::isinstance<py::tuple>(result) || py::isinstance<py::list>(result)) {
+    std::vector<Tensor> out;
+    for (py::handle h : result) {
+      if (!is_tensor(h))
+        throw py::type_error("loom.jit.trace: the traced function must return a Tensor or a tuple/list of "
+                             "Tensors; an element is " + std::string(py::str(py::type::of(h).attr("__name__"))));
+      out.push_back(as_tensor(h));
+    }
+    return out;
+  }
+  throw py::type_error("loom.jit.trace: the traced function must return a Tensor or a tuple/list of Tensors, not " +
+                       std::string(py::str(py::type::of(result).attr("__name__"))));
+}
+
+}  // namespace
+
+void bind_jit(py::module_& m) {
+  using jit::Graph;
+  py::class_<Graph, std::shared_ptr<Graph>>(m, "Graph",
+                                           "A traced program: catalog ops over SSA values (loom/jit/graph.h)")
+      .def("__str__", &Graph::str)
+      .def("validate", &Graph::validate)
+      .def("run", [](const Graph& g, const std::vector<Tensor>& inputs) { return jit::run(g, inputs); },
+           py::arg("inputs"), "Runs the graph on its inputs; returns the list of its outputs")
+      .def_property_readonly("input_names", [](const Graph& g) {
+        std::vector<std::string> out;
+        for (const jit::Value* v : g.inputs())
+          if (v->kind == jit::InputKind::Input) out.push_back(v->name);
+        return out;
+      })
+      .def_property_readonly("num_outputs", [](const Graph& g) { return g.outputs().size(); })
+      .def_property_readonly("ops", [](const Graph& g) {
+        std::vector<std::string> out;
+        for (const auto& n : g.nodes()) out.push_back(n->op->name());
+        return out;
+      }, "The op of every node, in order")
+      .def("tensors", [](const Graph& g) {
+        py::dict out;
+        for (const auto& [name, t] : g.tensors()) out[py::str(name)] = t;
+        return out;
+      }, "The parameters and constants the graph holds, by name")
+      .def("set_tensor", [](Graph& g, const std::string& name, const Tensor& t) {
+        const jit::Value* v = g.find(name);
+        if (!v || v->producer || v->kind == jit::InputKind::Input)
+          throw py::key_error("loom.jit: the graph has no parameter or constant %" + name);
+        g.tensors()[name] = t;
+      }, py::arg("name"), py::arg("tensor"));
+
+  m.def("_jit_trace", [](py::function fn, const std::vector<Tensor>& inputs,
+                         const std::vector<std::pair<std::string, Tensor>>& parameters,
+                         const std::vector<std::string>& input_names) {
+    jit::TraceOptions options;
+    options.input_names = input_names;
+    auto program = [&](const std::vector<Tensor>& in) {
+      py::tuple args(in.size());
+      for (size_t i = 0; i < in.size(); ++i) args[i] = py::cast(in[i]);
+      return tensors_of(fn(*args));
+    };
+    return std::make_shared<Graph>(jit::trace(program, inputs, parameters, options));
+  }, py::arg("fn"), py::arg("inputs"), py::arg("parameters"), py::arg("input_names"));
+
+  m.def("_jit_parse_graph", [](const std::string& text) {
+    return std::make_shared<Graph>(jit::parse_graph(text));
+  }, py::arg("text"));
+}
+
+}  // namespace loom::python

@@ -1,0 +1,61 @@
+"""loom.jit: tracing models into graphs, running and parsing them."""
+import pytest
+
+import loom
+import loom.nn as nn
+import loom.nn.functional as F
+
+
+def mlp():
+    loom.manual_seed(0)
+    return nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4), nn.Softmax(dim=-1))
+
+
+def test_trace_an_mlp_and_run_it_on_new_inputs():
+    m = mlp()
+    traced = loom.jit.trace(m, loom.randn(3, 8))
+    assert traced.graph.ops == ["linear", "relu", "linear", "softmax"]
+    assert "param %0.weight : float32[16, 8] @cpu:0" in traced.code
+    x = loom.randn(3, 8)
+    assert (traced(x) - m(x)).abs().max().item() < 1e-6
+    assert set(dict(traced.named_parameters())) == {"0.weight", "0.bias", "2.weight", "2.bias"}
+
+
+def test_the_text_form_reads_back():
+    traced = loom.jit.trace(mlp(), loom.randn(2, 8), input_names=["x"])
+    g = loom.jit.parse_graph(traced.code)
+    assert str(g) == traced.code
+    assert g.input_names == ["x"]
+
+
+def test_functions_with_several_outputs_and_constants():
+    w = loom.tensor([1.0, 2.0, 3.0])
+
+    def f(x, y):
+        return x * w + y, (x - y).sum()
+
+    traced = loom.jit.trace(f, (loom.ones(3), loom.zeros(3)))
+    a, b = traced(loom.full((3,), 2.0), loom.ones(3))
+    assert a.tolist() == [3.0, 5.0, 7.0]
+    assert b.item() == 3.0
+    assert "const %c0" in traced.code
+
+
+def test_what_tracing_cannot_hold_is_refused_clearly():
+    with pytest.raises(RuntimeError, match="shares the memory of %input0.*does not capture views yet"):
+        loom.jit.trace(lambda x: x.t() * 2, loom.ones(2, 3))
+    with pytest.raises(TypeError, match="must return a Tensor"):
+        loom.jit.trace(lambda x: 3, loom.ones(2))
+    traced = loom.jit.trace(lambda x: x * 2, loom.ones(2, 3))
+    with pytest.raises(RuntimeError, match=r"input 0 \(%input0\) is float32\[4, 3\].*traced with float32\[2, 3\]"):
+        traced(loom.ones(4, 3))
+    # Randomness the graph replays differently is caught by check_trace.
+    with pytest.raises(RuntimeError, match="differs from the model's"):
+        loom.jit.trace(lambda x: F.dropout(x, 0.5, training=True), loom.ones(1000))
+    loom.jit.trace(lambda x: F.dropout(x, 0.5, training=True), loom.ones(1000), check_trace=False)
+
+
+def test_parse_errors_name_the_place():
+    with pytest.raises(RuntimeError, match="line 2, column .*unknown op 'reluu'.*did you mean 'relu'"):
+        loom.jit.parse_graph("graph(%x : float32[2] @cpu:0):\n  %1 : float32[2] @cpu:0 = loom::reluu(%x)\n"
+                             "  return (%1)")

@@ -1,0 +1,60 @@
+// executor.cpp — running a graph node by node through the dispatcher
+// (loom/jit/jit.h).
+#include <loom/jit/jit.h>
+
+#include <loom/error.h>
+#include <loom/op_call.h>
+
+#include <unordered_map>
+
+namespace loom::jit {
+namespace {
+
+using detail::cat;
+
+std::string type_of(DType dtype, IntArrayRef sizes, Device device) {
+  return cat(name(dtype), shape_str(sizes), " on ", device.str());
+}
+
+void check_input(const Value& v, const Tensor& t, size_t index) {
+  LOOM_CHECK(t.defined(), "jit::run: input ", index, " (%", v.name, ") is an undefined tensor");
+  const bool same = t.dtype() == v.dtype && t.device() == v.device &&
+                    std::equal(t.sizes().begin(), t.sizes().end(), v.sizes.begin(), v.sizes.end());
+  LOOM_CHECK(same, "jit::run: input ", index, " (%", v.name, ") is ", type_of(t.dtype(), t.sizes(), t.device()),
+             " but the graph was traced with ", type_of(v.dtype, v.sizes, v.device));
+}
+
+}  // namespace
+
+std::vector<Tensor> run(const Graph& graph, const std::vector<Tensor>& inputs) {
+  std::unordered_map<const Value*, Tensor> env;
+  env.reserve(graph.inputs().size() + graph.nodes().size());
+  size_t next = 0, wanted = 0;
+  for (const Value* v : graph.inputs()) wanted += v->kind == InputKind::Input;
+  LOOM_CHECK(inputs.size() == wanted, "jit::run: the graph takes ", wanted, " input(s), got ", inputs.size());
+  for (const Value* v : graph.inputs()) {
+    if (v->kind == InputKind::Input) {
+      check_input(*v, inputs[next], next);
+      env[v] = inputs[next++];
+      continue;
+    }
+    auto it = graph.tensors().find(v->name);
+    LOOM_CHECK(it != graph.tensors().end(), "jit::run: the graph holds no tensor for its ",
+               v->kind == InputKind::Parameter ? "parameter" : "constant", " %", v->name);
+    env[v] = it->second;
+  }
+  for (const auto& np : graph.nodes()) {
+    const Node& n = *np;
+    OpCall call(*n.op);
+    for (const Value* in : n.inputs) call.args.push_back(in ? &env.at(in) : nullptr);
+    for (const Attr& a : n.attrs) call.values.push_back(a.as_value());  // points into the graph's attrs
+    dispatch(call);
+    for (size_t i = 0; i < n.outputs.size(); ++i) env[n.outputs[i]] = std::move(call.outputs[i].result);
+  }
+  std::vector<Tensor> out;
+  out.reserve(graph.outputs().size());
+  for (const Value* v : graph.outputs()) out.push_back(env.at(v));
+  return out;
+}
+
+}  // namespace loom::jit

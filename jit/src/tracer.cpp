@@ -1,0 +1,112 @@
+// tracer.cpp — recording a program's catalog ops into a Graph
+// (loom/jit/jit.h), through the dispatcher's observer hook
+// (loom/dispatch_observer.h).
+#include <loom/jit/jit.h>
+
+#include <loom/dispatch_observer.h>
+#include <loom/error.h>
+#include <loom/op_call.h>
+
+#include <unordered_map>
+#include <unordered_set>
+
+namespace loom::jit {
+namespace {
+
+using detail::cat;
+
+class Tracer final : public DispatchObserver {
+ public:
+  explicit Tracer(Graph& g) : g_(g) {}
+
+  Value* add(const Tensor& t, const std::string& name, InputKind kind) {
+    LOOM_CHECK(t.defined(), "jit::trace: ", kind == InputKind::Input ? "input" : "parameter", " '", name,
+               "' is an undefined tensor");
+    if (auto it = values_.find(t.impl()); it != values_.end()) return it->second;  // a tied parameter
+    Value* v = g_.add_input(name, t.dtype(), std::vector<int64_t>(t.sizes().begin(), t.sizes().end()), t.device(),
+                            kind);
+    if (kind != InputKind::Input) g_.tensors()[name] = t.detach();
+    remember(t, v);
+    return v;
+  }
+
+  void after(const OpCall& call, std::span<const LoomValue> values) override {
+    const OpDef& op = *call.op;
+    std::vector<Value*> inputs;
+    inputs.reserve(call.args.size());
+    const std::string user = "loom::" + op.name();
+    for (const Tensor* t : call.args) inputs.push_back(t && t->defined() ? value_of(*t, user) : nullptr);
+    std::vector<Attr> attrs;
+    size_t vi = 0;
+    for (const Argument& a : op.schema().args) {
+      if (a.type == ArgType::Tensor) continue;
+      LOOM_CHECK(vi < values.size(), "jit::trace: ", op.name(), ": fewer values than the schema has");
+      attrs.push_back(Attr::from_value(values[vi++], op.name(), a.name));
+    }
+    Node* n = g_.add_node(op, std::move(inputs), std::move(attrs));
+    for (const OutputPlan& p : call.outputs) {
+      const Tensor& r = p.result;
+      Value* v = g_.add_output_value(*n, r.dtype(), std::vector<int64_t>(r.sizes().begin(), r.sizes().end()),
+                                     r.device());
+      remember(r, v);  // an in-place op's self now stands for this value
+    }
+  }
+
+  // The value a tensor the program produced or read stands for.
+  // `user` names who reads it, for the error: "loom::matmul", "output 0".
+  Value* value_of(const Tensor& t, const std::string& user) {
+    if (auto it = values_.find(t.impl()); it != values_.end()) return it->second;
+    if (auto it = storages_.find(t.storage().get()); it != storages_.end())
+      throw Error(ErrorKind::Unsupported,
+                  cat("jit::trace: ", user, " reads a tensor that shares the memory of %",
+                      it->second->name, " but was not made by a catalog op (a view: view, reshape, t, transpose, "
+                      "permute, expand, slice, select, squeeze, unsqueeze, ...); tracing does not capture views yet — "
+                      "make it with an op (contiguous(), clone()) or move it outside the traced program"));
+    // Anything else the program read: a constant the graph holds.
+    const std::string name = std::string("c").append(std::to_string(constants_++));
+    Value* v = g_.add_input(name, t.dtype(), std::vector<int64_t>(t.sizes().begin(), t.sizes().end()), t.device(),
+                            InputKind::Constant);
+    g_.tensors()[name] = t.detach();
+    remember(t, v);
+    return v;
+  }
+
+ private:
+  void remember(const Tensor& t, Value* v) {
+    values_[t.impl()] = v;
+    storages_[t.storage().get()] = v;
+    alive_.push_back(t);  // keeps the address from being reused by another tensor
+  }
+
+  Graph& g_;
+  std::unordered_map<const TensorImpl*, Value*> values_;
+  std::unordered_map<const StorageImpl*, Value*> storages_;
+  std::vector<Tensor> alive_;
+  int constants_ = 0;
+};
+
+}  // namespace
+
+Graph trace(const Program& program, const std::vector<Tensor>& inputs,
+            const std::vector<std::pair<std::string, Tensor>>& parameters, const TraceOptions& options) {
+  Graph g;
+  Tracer tracer(g);
+  for (size_t i = 0; i < inputs.size(); ++i)
+    tracer.add(inputs[i], i < options.input_names.size() ? options.input_names[i] : "input" + std::to_string(i),
+               InputKind::Input);
+  for (const auto& [name, t] : parameters) tracer.add(t, name, InputKind::Parameter);
+  std::vector<Tensor> outputs;
+  {
+    ObserveDispatch observe(tracer);
+    outputs = program(inputs);
+  }
+  LOOM_CHECK(!outputs.empty(), "jit::trace: the program returned no tensor");
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    LOOM_CHECK(outputs[i].defined(), "jit::trace: output ", i, " is an undefined tensor");
+    g.add_graph_output(tracer.value_of(outputs[i], "output " + std::to_string(i)));
+  }
+  g.validate();
+  return g;
+}
+
+}  // namespace loom::jit
