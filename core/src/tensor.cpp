@@ -5,6 +5,9 @@
 #include <loom/plugin.hpp>
 #include <loom/tensor.h>
 
+#include "core_op.h"
+#include "view_ops.h"
+
 #include <algorithm>
 
 namespace loom {
@@ -97,6 +100,8 @@ LOOM_DTYPE_LIST(LOOM_INSTANTIATE_DATA_PTR)
 #undef LOOM_INSTANTIATE_DATA_PTR
 
 Tensor Tensor::as_strided(IntArrayRef sz, IntArrayRef st, std::optional<int64_t> offset) const {
+  if (detail::capturing()) [[unlikely]]
+    return detail::run_as_op("as_strided", *this, {detail::int_list_value(sz), detail::int_list_value(st), offset ? detail::int_value(*offset) : detail::none_value()});
   return detail::make_view(*this, sz, st, offset.value_or(storage_offset()), "AsStridedBackward0");
 }
 
@@ -187,6 +192,8 @@ std::optional<DimVector> view_strides(IntArrayRef old_sizes, IntArrayRef old_str
 }  // namespace
 
 Tensor Tensor::view(IntArrayRef sz) const {
+  if (detail::capturing()) [[unlikely]]
+    return detail::run_as_op("view", *this, {detail::int_list_value(sz)});
   DimVector shape = infer_size(sz, numel(), "view");
   auto st = view_strides(sizes(), strides(), shape);
   LOOM_CHECK(st.has_value(), "view: cannot view a tensor of size ", shape_str(sizes()),
@@ -196,12 +203,20 @@ Tensor Tensor::view(IntArrayRef sz) const {
 }
 
 Tensor Tensor::reshape(IntArrayRef sz) const {
+  // Captured as a view of the sizes as given (-1 kept), after a copy when
+  // the layout needs one.
+  if (detail::capturing()) [[unlikely]] {
+    const DimVector shape = infer_size(sz, numel(), "reshape");
+    return (view_strides(sizes(), strides(), shape) ? *this : contiguous()).view(sz);
+  }
   DimVector shape = infer_size(sz, numel(), "reshape");
   if (auto st = view_strides(sizes(), strides(), shape)) return detail::make_view(*this, shape, *st, storage_offset(), "ViewBackward0");
   return contiguous().view(shape);
 }
 
 Tensor Tensor::transpose(int64_t d0, int64_t d1) const {
+  if (detail::capturing()) [[unlikely]]
+    return detail::run_as_op("transpose.int", *this, {detail::int_value(d0), detail::int_value(d1)});
   d0 = wrap(d0, dim(), "transpose");
   d1 = wrap(d1, dim(), "transpose");
   if (dim() == 0) return *this;
@@ -212,6 +227,8 @@ Tensor Tensor::transpose(int64_t d0, int64_t d1) const {
 }
 
 Tensor Tensor::t() const {
+  if (detail::capturing()) [[unlikely]]
+    return detail::run_as_op("t", *this, {});
   LOOM_CHECK(dim() <= 2, "t() expects a tensor with <= 2 dimensions, but it has ", dim());
   if (dim() < 2) return detail::make_view(*this, sizes(), strides(), storage_offset(), "TBackward0");
   DimVector sz(sizes()), st(strides());
@@ -221,6 +238,8 @@ Tensor Tensor::t() const {
 }
 
 Tensor Tensor::unsqueeze(int64_t d) const {
+  if (detail::capturing()) [[unlikely]]
+    return detail::run_as_op("unsqueeze", *this, {detail::int_value(d)});
   LOOM_CHECK(d >= -(dim() + 1) && d <= dim(), "unsqueeze: dimension ", d,
              " is out of range for a ", dim(), "-d tensor");
   if (d < 0) d += dim() + 1;
@@ -232,6 +251,8 @@ Tensor Tensor::unsqueeze(int64_t d) const {
 }
 
 Tensor Tensor::squeeze(int64_t d) const {
+  if (detail::capturing()) [[unlikely]]
+    return detail::run_as_op("squeeze.dim", *this, {detail::int_value(d)});
   if (dim() == 0) return *this;
   d = wrap(d, dim(), "squeeze");
   if (sizes()[d] != 1) return *this;
@@ -242,6 +263,8 @@ Tensor Tensor::squeeze(int64_t d) const {
 }
 
 Tensor Tensor::expand(IntArrayRef target) const {
+  if (detail::capturing()) [[unlikely]]
+    return detail::run_as_op("expand", *this, {detail::int_list_value(target)});
   LOOM_CHECK(static_cast<int64_t>(target.size()) >= dim(), "expand: the number of sizes (",
              target.size(), ") must be at least the tensor's dimensions (", dim(), ")");
   const size_t lead = target.size() - static_cast<size_t>(dim());
@@ -265,6 +288,8 @@ Tensor Tensor::expand(IntArrayRef target) const {
 }
 
 Tensor Tensor::select(int64_t d, int64_t index) const {
+  if (detail::capturing()) [[unlikely]]
+    return detail::run_as_op("select.int", *this, {detail::int_value(d), detail::int_value(index)});
   LOOM_CHECK(dim() > 0, "select() cannot be applied to a 0-d tensor");
   d = wrap(d, dim(), "select");
   const int64_t n = sizes()[d];
@@ -279,6 +304,8 @@ Tensor Tensor::select(int64_t d, int64_t index) const {
 }
 
 Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
+  if (detail::capturing()) [[unlikely]]
+    return detail::run_as_op("narrow", *this, {detail::int_value(d), detail::int_value(start), detail::int_value(length)});
   LOOM_CHECK(dim() > 0, "narrow() cannot be applied to a 0-d tensor");
   d = wrap(d, dim(), "narrow");
   const int64_t n = sizes()[d];

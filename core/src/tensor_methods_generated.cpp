@@ -4,17 +4,19 @@
 // (the ctest core.tensor_methods_generated_fresh fails while it is stale).
 //
 // Written by hand in loom/tensor.h, so not generated:
-//   abs, abs_, add, add_, all, amax, amin, any, argmax, argmin, atan2, atan2_,
-//   bitwise_and, bitwise_and_, bitwise_or, bitwise_or_, bitwise_xor, bitwise_xor_, ceil,
-//   ceil_, clamp, clamp_, copy_, cos, cos_, div, div_, eq, erf, erf_, exp, exp2, exp2_,
-//   exp_, expm1, expm1_, fill_, floor, floor_, fmod, fmod_, gather, ge, gt, index_select,
-//   isfinite, isinf, isnan, le, lerp_, log, log1p, log1p_, log2, log2_, log_,
-//   log_softmax, logical_and, logical_and_, logical_not, logical_or, logical_or_,
-//   logical_xor, logical_xor_, lt, masked_fill.Scalar, matmul, max.dim, maximum, mean,
-//   min.dim, minimum, mm, mul, mul_, ne, neg, neg_, norm, normal_, pow, pow_, reciprocal,
-//   reciprocal_, relu, relu_, remainder, remainder_, round, rsqrt, rsqrt_, sigmoid,
+//   abs, abs_, add, add_, all, amax, amin, any, argmax, argmin, as_strided, atan2,
+//   atan2_, bitwise_and, bitwise_and_, bitwise_or, bitwise_or_, bitwise_xor,
+//   bitwise_xor_, ceil, ceil_, clamp, clamp_, clone, contiguous, copy_, cos, cos_,
+//   detach, div, div_, eq, erf, erf_, exp, exp2, exp2_, exp_, expand, expm1, expm1_,
+//   fill_, floor, floor_, fmod, fmod_, gather, ge, gt, index_select, isfinite, isinf,
+//   isnan, le, lerp_, log, log1p, log1p_, log2, log2_, log_, log_softmax, logical_and,
+//   logical_and_, logical_not, logical_or, logical_or_, logical_xor, logical_xor_, lt,
+//   masked_fill.Scalar, matmul, max.dim, maximum, mean, min.dim, minimum, mm, mul, mul_,
+//   narrow, ne, neg, neg_, norm, normal_, permute, pow, pow_, reciprocal, reciprocal_,
+//   relu, relu_, remainder, remainder_, round, rsqrt, rsqrt_, select.int, sigmoid,
 //   sigmoid_, sign, sign_, silu, silu_, sin, sin_, softmax, sqrt, sqrt_, square, square_,
-//   std, sub, sub_, sum, tan, tan_, tanh, tanh_, trunc, trunc_, uniform_, var
+//   squeeze.dim, std, sub, sub_, sum, t, tan, tan_, tanh, tanh_, transpose.int, trunc,
+//   trunc_, uniform_, unsqueeze, var, view
 // Number forms (the last tensor argument a Scalar) written by hand:
 //   add, add_, mul, mul_, pow, sub, sub_
 // Not generated:
@@ -528,6 +530,12 @@ Tensor& Tensor::scatter_add_(int64_t dim, const Tensor& index, const Tensor& src
   static const OpDef& op = find_op("scatter_add_");
   detail::run_op(op, {this, &index, &src}, {int_value(dim)});
   return *this;
+}
+
+// slice.Tensor(Tensor(a) self, int dim=0, int? start=None, int? end=None, int step=1) -> Tensor(a)
+Tensor Tensor::slice(int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end, int64_t step) const {
+  static const OpDef& op = find_op("slice.Tensor");
+  return detail::run_op(op, {this}, {int_value(dim), start ? int_value(*start) : detail::none_value(), end ? int_value(*end) : detail::none_value(), int_value(step)});
 }
 
 // softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor

@@ -42,8 +42,10 @@ def test_functions_with_several_outputs_and_constants():
 
 
 def test_what_tracing_cannot_hold_is_refused_clearly():
-    with pytest.raises(RuntimeError, match="shares the memory of %input0.*does not capture views yet"):
-        loom.jit.trace(lambda x: x.t() * 2, loom.ones(2, 3))
+    x = loom.ones(2, 3)
+    xt = x.t()
+    with pytest.raises(RuntimeError, match="shares the memory of %input0.*a view made before the trace began"):
+        loom.jit.trace(lambda a: a * xt.t(), x)
     with pytest.raises(TypeError, match="must return a Tensor"):
         loom.jit.trace(lambda x: 3, loom.ones(2))
     traced = loom.jit.trace(lambda x: x * 2, loom.ones(2, 3))
@@ -53,6 +55,26 @@ def test_what_tracing_cannot_hold_is_refused_clearly():
     with pytest.raises(RuntimeError, match="differs from the model's"):
         loom.jit.trace(lambda x: F.dropout(x, 0.5, training=True), loom.ones(1000))
     loom.jit.trace(lambda x: F.dropout(x, 0.5, training=True), loom.ones(1000), check_trace=False)
+
+
+def test_a_cnn_with_views_and_flatten_traces():
+    loom.manual_seed(0)
+    m = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
+                      nn.Linear(4 * 4 * 4, 10))
+    traced = loom.jit.trace(m, loom.randn(2, 1, 8, 8))
+    assert "view" in traced.graph.ops or "reshape" in traced.graph.ops
+    x = loom.randn(2, 1, 8, 8)
+    assert (traced(x) - m(x)).abs().max().item() < 1e-5
+    # Tensor methods that make views, indexing and splits.
+
+    def f(x):
+        a, b = x.chunk(2, dim=1)
+        return (a.transpose(0, 1)[1:, ::2] * b.t()[1:, ::2]).reshape(-1).unsqueeze(0)
+
+    traced = loom.jit.trace(f, loom.randn(4, 6))
+    x = loom.randn(4, 6)
+    assert (traced(x) - f(x)).abs().max().item() == 0
+    assert str(loom.jit.parse_graph(traced.code)) == traced.code
 
 
 def test_parse_errors_name_the_place():

@@ -58,10 +58,9 @@ class Tracer final : public DispatchObserver {
     if (auto it = values_.find(t.impl()); it != values_.end()) return it->second;
     if (auto it = storages_.find(t.storage().get()); it != storages_.end())
       throw Error(ErrorKind::Unsupported,
-                  cat("jit::trace: ", user, " reads a tensor that shares the memory of %",
-                      it->second->name, " but was not made by a catalog op (a view: view, reshape, t, transpose, "
-                      "permute, expand, slice, select, squeeze, unsqueeze, ...); tracing does not capture views yet — "
-                      "make it with an op (contiguous(), clone()) or move it outside the traced program"));
+                  cat("jit::trace: ", user, " reads a tensor that shares the memory of %", it->second->name,
+                      " but was not made by the traced program's ops (a view made before the trace began, or by "
+                      "code outside the catalog); make it inside the traced program, or pass it as an input"));
     // Anything else the program read: a constant the graph holds.
     const std::string name = std::string("c").append(std::to_string(constants_++));
     Value* v = g_.add_input(name, t.dtype(), std::vector<int64_t>(t.sizes().begin(), t.sizes().end()), t.device(),

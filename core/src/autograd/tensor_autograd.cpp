@@ -1,6 +1,7 @@
 // tensor_autograd.cpp — the autograd side of Tensor: requires_grad, grad,
 // grad_fn, detach, hooks, backward.
 #include "nodes.h"
+#include "view_ops.h"
 
 #include <loom/ops.h>
 
@@ -57,6 +58,8 @@ uint32_t Tensor::output_nr() const {
 }
 
 Tensor Tensor::detach() const {
+  if (detail::capturing()) [[unlikely]]
+    return detail::run_as_op("detach", *this, {});
   const TensorImpl* impl = checked();
   return Tensor(detail::make_intrusive<TensorImpl>(impl->storage(), impl->dtype(), impl->sizes(),
                                                    impl->strides(), impl->storage_offset()));

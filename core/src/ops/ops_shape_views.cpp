@@ -7,6 +7,9 @@
 #include <loom/op_call.h>
 #include <loom/ops.h>
 
+#include "core_op.h"
+#include "view_ops.h"
+
 #include <algorithm>
 
 namespace loom {
@@ -27,6 +30,8 @@ DimVector wrap_dims(std::string_view op, IntArrayRef dims, int64_t ndim) {
 }  // namespace
 
 Tensor permute(const Tensor& a, IntArrayRef dims) {
+  if (detail::capturing()) [[unlikely]]
+    return detail::run_as_op("permute", a, {detail::int_list_value(dims)});
   LOOM_CHECK(static_cast<int64_t>(dims.size()) == a.dim(), "permute: number of dims don't match: got ",
              dims.size(), " dims ", shape_str(dims), " for a ", a.dim(), "-d tensor");
   const DimVector order = wrap_dims("permute", dims, a.dim());
@@ -117,6 +122,10 @@ Tensor movedim(const Tensor& a, int64_t source, int64_t destination) {
 
 Tensor slice(const Tensor& a, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end,
              int64_t step) {
+  if (detail::capturing()) [[unlikely]]
+    return detail::run_as_op("slice.Tensor", a,
+                             {detail::int_value(dim), start ? detail::int_value(*start) : detail::none_value(),
+                              end ? detail::int_value(*end) : detail::none_value(), detail::int_value(step)});
   LOOM_CHECK(a.dim() > 0, "slice: cannot slice a 0-d tensor");
   const int64_t d = wrap_dim("slice", dim, a.dim());
   LOOM_CHECK(step > 0, "slice: step must be positive, got ", step);
@@ -137,6 +146,7 @@ namespace {
 // Piece [start, start + length) of dim d: a view with no node of its own
 // (record_pieces makes one for all of them).
 Tensor piece(const Tensor& a, int64_t d, int64_t start, int64_t length) {
+  if (detail::capturing()) [[unlikely]] return a.narrow(d, start, length);  // a capture records narrow
   DimVector sz(a.sizes());
   sz[static_cast<size_t>(d)] = length;
   return detail::make_view(a, sz, a.strides(), a.storage_offset() + start * a.strides()[d], nullptr);
@@ -223,7 +233,8 @@ std::vector<Tensor> unbind(const Tensor& a, int64_t dim) {
   sz.erase(static_cast<size_t>(d));
   st.erase(static_cast<size_t>(d));
   for (int64_t i = 0; i < a.sizes()[d]; ++i)
-    out.push_back(detail::make_view(a, sz, st, a.storage_offset() + i * a.strides()[d], nullptr));
+    out.push_back(detail::capturing() ? a.select(d, i)  // a capture records select
+                                      : detail::make_view(a, sz, st, a.storage_offset() + i * a.strides()[d], nullptr));
   return record_pieces(a, std::move(out), d, "UnbindBackward0", true);
 }
 

@@ -375,11 +375,9 @@ namespace {
     DispatchObserver* saved = nullptr;
   };
   const detail::SmallVector<LoomValue, 4> as_passed = call.values;  // prepare may rewrite them
-  {
-    Lifted lifted;
-    lifted.saved = &observer;
-    dispatch(call);
-  }
+  Lifted lifted;  // what the observer itself runs is not observed either
+  lifted.saved = &observer;
+  dispatch(call);
   observer.after(call, std::span<const LoomValue>(as_passed.data(), as_passed.size()));
 }
 }  // namespace

@@ -6,6 +6,7 @@
 #include "plugin_call.h"
 #include "pinned_memory.h"
 #include "transfer.h"
+#include "view_ops.h"
 
 #include <loom/error.h>
 #include <loom/ops.h>
@@ -115,6 +116,8 @@ void span_write_back(const Tensor& from, const TensorImpl& to) {
 
 Tensor Tensor::contiguous() const {
   if (is_contiguous()) return *this;
+  if (detail::capturing()) [[unlikely]]
+    return detail::run_as_op("contiguous", *this, {});
   detail::CopyNodeName node_name("CloneBackward0");
   Tensor out = empty(sizes(), dtype(), device());
   out.copy_(*this);
@@ -122,6 +125,8 @@ Tensor Tensor::contiguous() const {
 }
 
 Tensor Tensor::clone() const {
+  if (detail::capturing()) [[unlikely]]
+    return detail::run_as_op("clone", *this, {});
   detail::CopyNodeName node_name("CloneBackward0");
   Tensor out = empty(sizes(), dtype(), device());
   out.copy_(*this);
