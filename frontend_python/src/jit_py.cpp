@@ -4,9 +4,11 @@
 #include "ops_py.h"
 
 #include <loom/jit/jit.h>
+#include <loom/jit/module.h>
 #include <pybind11/stl.h>
 
 #include <memory>
+#include <optional>
 
 namespace loom::python {
 namespace {
@@ -74,6 +76,13 @@ void bind_jit(py::module_& m) {
     };
     return std::make_shared<Graph>(jit::trace(program, inputs, parameters, options));
   }, py::arg("fn"), py::arg("inputs"), py::arg("parameters"), py::arg("input_names"));
+
+  m.def("_jit_save", [](const Graph& g, const std::string& path) { jit::save(g, path); }, py::arg("graph"),
+        py::arg("path"));
+  m.def("_jit_load", [](const std::string& path, std::optional<Device> map_location) {
+    jit::Module m = jit::load(path, map_location);
+    return std::make_shared<Graph>(std::move(m.graph()));
+  }, py::arg("path"), py::arg("map_location") = py::none());
 
   m.def("_jit_parse_graph", [](const std::string& text) {
     return std::make_shared<Graph>(jit::parse_graph(text));

@@ -81,3 +81,20 @@ def test_parse_errors_name_the_place():
     with pytest.raises(RuntimeError, match="line 2, column .*unknown op 'reluu'.*did you mean 'relu'"):
         loom.jit.parse_graph("graph(%x : float32[2] @cpu:0):\n  %1 : float32[2] @cpu:0 = loom::reluu(%x)\n"
                              "  return (%1)")
+
+
+def test_save_and_load_round_trip(tmp_path):
+    m = mlp()
+    traced = loom.jit.trace(m, loom.randn(2, 8))
+    path = tmp_path / "mlp.loom"
+    loom.jit.save(traced, path)
+    back = loom.jit.load(path)
+    x = loom.randn(2, 8)
+    assert (back(x) - m(x)).abs().max().item() < 1e-6
+    assert back.code == traced.code
+    on_sim = loom.jit.load(path, map_location="sim")
+    assert on_sim(x.to("sim")).device.type == "sim"
+    # Not a model file: a plain safetensors checkpoint.
+    loom.save(m.state_dict(), tmp_path / "sd.safetensors")
+    with pytest.raises(RuntimeError, match="not a loom.jit model file"):
+        loom.jit.load(tmp_path / "sd.safetensors")

@@ -16,7 +16,17 @@ using detail::cat;
 
 class Reader {
  public:
-  explicit Reader(std::string_view text) : t_(text) {}
+  Reader(std::string_view text, std::optional<Device> device) : t_(text), device_(device) {}
+
+  // A device as written, or the override.
+  Device device_of(const std::string& spec) {
+    if (device_) return *device_;
+    try {
+      return Device(spec);
+    } catch (const std::exception& e) {
+      fail(cat("device '", spec, "': ", e.what()));
+    }
+  }
 
   [[noreturn]] void fail(const std::string& what) const {
     size_t line = 1, col = 1;
@@ -142,11 +152,7 @@ class Reader {
     expect("@");
     std::string spec = word("a device");
     if (accept(":")) spec.append(":").append(std::to_string(integer()));
-    try {
-      device = Device(spec);
-    } catch (const std::exception& e) {
-      fail(cat("device '", spec, "': ", e.what()));
-    }
+    device = device_of(spec);
   }
 
   // One non-tensor argument of schema type `a`.
@@ -204,11 +210,7 @@ class Reader {
       }
       case ArgType::Device: {
         const std::string spec = string_literal();
-        try {
-          out.kind = Attr::Kind::Device, out.device = Device(spec);
-        } catch (const std::exception& e) {
-          fail(cat("device '", spec, "': ", e.what()));
-        }
+        out.kind = Attr::Kind::Device, out.device = device_of(spec);
         return out;
       }
       default: fail(cat("argument '", a.name, "' of type ", arg_type_name(a.type), " cannot be written in a graph"));
@@ -219,6 +221,7 @@ class Reader {
 
  private:
   std::string_view t_;
+  std::optional<Device> device_;
 };
 
 Value* lookup(Reader& r, Graph& g, const std::string& name) {
@@ -229,8 +232,8 @@ Value* lookup(Reader& r, Graph& g, const std::string& name) {
 
 }  // namespace
 
-Graph parse_graph(std::string_view text) {
-  Reader r(text);
+Graph parse_graph(std::string_view text, std::optional<Device> device) {
+  Reader r(text, device);
   Graph g;
   r.expect("graph");
   r.expect("(");

@@ -16,7 +16,7 @@ from .._C import Tensor
 
 Graph = _C.Graph
 
-__all__ = ["trace", "parse_graph", "TracedModule", "Graph"]
+__all__ = ["trace", "save", "load", "parse_graph", "TracedModule", "Graph"]
 
 
 def _as_tuple(example_inputs):
@@ -105,6 +105,24 @@ def trace(func, example_inputs, *, input_names=None, check_trace=True):
                                        "on the example inputs (does the model depend on state or randomness the "
                                        "trace cannot see?); pass check_trace=False to keep it anyway")
     return traced
+
+
+def save(traced, f):
+    """Writes a traced model to one file: its parameters and constants as
+    safetensors, the graph's text and the format version in the metadata.
+    Loading it (here or with loom::jit::load in C++) runs no code."""
+    graph = traced.graph if isinstance(traced, TracedModule) else traced
+    _C._jit_save(graph, str(f))
+
+
+def load(f, map_location=None):
+    """Reads a file written by save. ``map_location`` (a device or its name)
+    moves the model there; a file traced on a GPU loads on a CPU-only machine
+    that way. Calls return a Tensor for a one-output graph, else a tuple."""
+    if map_location is not None and not isinstance(map_location, _C.device):
+        map_location = _C.device(map_location)
+    graph = _C._jit_load(str(f), map_location)
+    return TracedModule(graph, graph.num_outputs == 1, "TracedModule")
 
 
 def parse_graph(text):

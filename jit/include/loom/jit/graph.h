@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -115,8 +116,10 @@ class Graph {
 };
 
 // Reads the text form back. Throws loom::Error naming the line and column
-// and what was expected; the result is validated.
-Graph parse_graph(std::string_view text);
+// and what was expected; the result is validated. With `device`, every value
+// and Device argument is placed there instead of where the text says (the
+// text's devices need not exist on this machine).
+Graph parse_graph(std::string_view text, std::optional<Device> device = std::nullopt);
 
 // Whether two graphs have the same inputs, nodes, attributes, types and
 // outputs (names included; the held tensors are not compared).
