@@ -104,7 +104,13 @@ Module load(const std::string& path, std::optional<Device> map_location) {
 }
 
 Module load_buffer(const uint8_t* data, size_t size, std::optional<Device> map_location, const std::string& source) {
-  return from_loaded(io::load_buffer(data, size, io::LoadOptions{}), source, map_location);
+  io::Loaded loaded;
+  try {
+    loaded = io::load_buffer(data, size, io::LoadOptions{});
+  } catch (const Error& e) {  // the safetensors reader names "<buffer>"
+    throw Error(e.kind(), cat("jit::load: ", source, ": ", e.what()));
+  }
+  return from_loaded(std::move(loaded), source, map_location);
 }
 
 }  // namespace loom::jit

@@ -5,6 +5,8 @@
 #include <loom/jit/module.h>
 #include <loom/loom.h>
 
+#include "fuzz_inputs.h"
+
 #include <cstdio>
 #include <filesystem>
 
@@ -80,4 +82,22 @@ TEST_CASE("hostile model files are refused with what is wrong") {
   for (size_t n : {size_t{0}, size_t{7}, size_t{20}, bytes.size() / 2, bytes.size() - 1})
     CHECK_THROWS(loom::jit::load_buffer(bytes.data(), n));
   CHECK_NOTHROW(loom::jit::load_buffer(bytes.data(), bytes.size()));
+}
+
+TEST_CASE("every fuzz corpus and regression input of the model loader loads or errors cleanly") {
+  const auto inputs = loom_fuzz::inputs("jit_model");
+  REQUIRE(inputs.size() >= 10);
+  for (const auto& in : inputs) {
+    INFO(in.name());
+    bool ok = false;
+    try {
+      const auto* data = reinterpret_cast<const uint8_t*>(in.bytes.data());
+      loom::jit::Module m = loom::jit::load_buffer(data, in.bytes.size(), loom::cpu_device(), in.name());
+      ok = true;
+      CHECK(m.forward({loom::zeros({2, 3})}).size() == 1);
+    } catch (const loom::Error& e) {
+      CHECK_THAT(e.what(), Catch::Contains(in.name()) || Catch::Contains("safetensors"));
+    }
+    if (!in.regression) CHECK(ok == in.valid);
+  }
 }
