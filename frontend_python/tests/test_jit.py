@@ -98,3 +98,20 @@ def test_save_and_load_round_trip(tmp_path):
     loom.save(m.state_dict(), tmp_path / "sd.safetensors")
     with pytest.raises(RuntimeError, match="not a loom.jit model file"):
         loom.jit.load(tmp_path / "sd.safetensors")
+
+
+def test_reading_a_value_into_python_warns_naming_the_line():
+    def f(x):
+        if x.sum().item() > 0:  # the branch taken is fixed in the graph
+            return x * 2
+        return x
+
+    with pytest.warns(loom.jit.TracerWarning, match=r"Tensor.item\(\) reads a tensor's value") as record:
+        traced = loom.jit.trace(f, loom.ones(3))
+    assert record[0].filename == __file__ and record[0].lineno == f.__code__.co_firstlineno + 1
+    assert traced(-loom.ones(3)).tolist() == [-2.0, -2.0, -2.0]  # follows the traced branch
+    # Outside a trace, nothing warns and the methods are the originals again.
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert bool(loom.ones(1)) and loom.ones(2).tolist() == [1.0, 1.0]

@@ -11,12 +11,52 @@ tensor the model reads becomes a constant. Views made by tensor methods
 (view, t, permute, ...) are not captured yet: trace refuses them, naming the op
 that read one.
 """
+import contextlib
+import warnings
+
 from .. import _C
 from .._C import Tensor
 
 Graph = _C.Graph
 
-__all__ = ["trace", "save", "load", "parse_graph", "TracedModule", "Graph"]
+__all__ = ["trace", "save", "load", "parse_graph", "TracedModule", "Graph", "TracerWarning"]
+
+
+class TracerWarning(Warning):
+    """A traced program read a tensor's value into Python (``.item()``,
+    ``bool(t)``, ``.tolist()`` ...): the graph keeps what that value led to
+    during the trace and will not follow the data, as torch.jit's warning
+    of the same name says."""
+
+
+# The Tensor methods that hand a tensor's value to Python.
+_VALUE_READS = ("item", "tolist", "numpy", "__bool__", "__float__", "__int__", "__index__")
+
+
+@contextlib.contextmanager
+def _warn_on_value_reads():
+    saved = {}
+    for name in _VALUE_READS:
+        original = getattr(Tensor, name, None)
+        if original is None:
+            continue
+        saved[name] = Tensor.__dict__.get(name)
+
+        def reading(self, *args, _original=original, _name=name, **kwargs):
+            warnings.warn(f"loom.jit.trace: Tensor.{_name}() reads a tensor's value into Python; the graph keeps "
+                          "the result of this trace and will not follow the data (a Python branch or number made "
+                          "from it is fixed in the graph)", TracerWarning, stacklevel=2)
+            return _original(self, *args, **kwargs)
+
+        setattr(Tensor, name, reading)
+    try:
+        yield
+    finally:
+        for name, original in saved.items():
+            if original is None:
+                delattr(Tensor, name)
+            else:
+                setattr(Tensor, name, original)
 
 
 def _as_tuple(example_inputs):
@@ -92,7 +132,8 @@ def trace(func, example_inputs, *, input_names=None, check_trace=True):
 
     from ..autograd import no_grad  # the graph records the forward ops, not autograd's
     with no_grad():
-        graph = _C._jit_trace(program, list(inputs), params, list(input_names or []))
+        with _warn_on_value_reads():
+            graph = _C._jit_trace(program, list(inputs), params, list(input_names or []))
         traced = TracedModule(graph, single[0], name)
         if check_trace:
             expected = program(*inputs)
