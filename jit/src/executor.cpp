@@ -5,7 +5,6 @@
 #include <loom/error.h>
 #include <loom/op_call.h>
 
-#include <unordered_map>
 
 namespace loom::jit {
 namespace {
@@ -27,33 +26,33 @@ void check_input(const Value& v, const Tensor& t, size_t index) {
 }  // namespace
 
 std::vector<Tensor> run(const Graph& graph, const std::vector<Tensor>& inputs) {
-  std::unordered_map<const Value*, Tensor> env;
-  env.reserve(graph.inputs().size() + graph.nodes().size());
+  // One slot per value (Value::index): no hashing, one allocation per run.
+  std::vector<Tensor> env(graph.num_values());
   size_t next = 0, wanted = 0;
   for (const Value* v : graph.inputs()) wanted += v->kind == InputKind::Input;
   LOOM_CHECK(inputs.size() == wanted, "jit::run: the graph takes ", wanted, " input(s), got ", inputs.size());
   for (const Value* v : graph.inputs()) {
     if (v->kind == InputKind::Input) {
       check_input(*v, inputs[next], next);
-      env[v] = inputs[next++];
+      env[v->index] = inputs[next++];
       continue;
     }
     auto it = graph.tensors().find(v->name);
     LOOM_CHECK(it != graph.tensors().end(), "jit::run: the graph holds no tensor for its ",
                v->kind == InputKind::Parameter ? "parameter" : "constant", " %", v->name);
-    env[v] = it->second;
+    env[v->index] = it->second;
   }
   for (const auto& np : graph.nodes()) {
     const Node& n = *np;
     OpCall call(*n.op);
-    for (const Value* in : n.inputs) call.args.push_back(in ? &env.at(in) : nullptr);
+    for (const Value* in : n.inputs) call.args.push_back(in ? &env[in->index] : nullptr);
     for (const Attr& a : n.attrs) call.values.push_back(a.as_value());  // points into the graph's attrs
     dispatch(call);
-    for (size_t i = 0; i < n.outputs.size(); ++i) env[n.outputs[i]] = std::move(call.outputs[i].result);
+    for (size_t i = 0; i < n.outputs.size(); ++i) env[n.outputs[i]->index] = std::move(call.outputs[i].result);
   }
   std::vector<Tensor> out;
   out.reserve(graph.outputs().size());
-  for (const Value* v : graph.outputs()) out.push_back(env.at(v));
+  for (const Value* v : graph.outputs()) out.push_back(env[v->index]);
   return out;
 }
 

@@ -84,6 +84,7 @@ Value* Graph::add_input(std::string name, DType dtype, std::vector<int64_t> size
   LOOM_CHECK(!name.empty() && !by_name_.count(name), "graph: input name '", name, "' is empty or already used");
   auto v = std::make_unique<Value>();
   v->name = std::move(name), v->dtype = dtype, v->sizes = std::move(sizes), v->device = device, v->kind = kind;
+  v->index = values_.size();
   Value* p = v.get();
   by_name_[p->name] = p;
   values_.push_back(std::move(v));
@@ -106,6 +107,7 @@ Value* Graph::add_output_value(Node& node, DType dtype, std::vector<int64_t> siz
   LOOM_CHECK(!by_name_.count(name), "graph: value name '", name, "' is already used");
   auto v = std::make_unique<Value>();
   v->name = std::move(name), v->dtype = dtype, v->sizes = std::move(sizes), v->device = device, v->producer = &node;
+  v->index = values_.size();
   Value* p = v.get();
   by_name_[p->name] = p;
   values_.push_back(std::move(v));

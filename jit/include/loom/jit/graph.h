@@ -63,6 +63,7 @@ struct Value {
   Device device;
   Node* producer = nullptr;  // nullptr for graph inputs, parameters and constants
   InputKind kind = InputKind::Input;  // meaningful when producer is nullptr
+  size_t index = 0;  // dense, in order of definition: the executor's slot
 };
 
 struct Node {
@@ -93,6 +94,7 @@ class Graph {
   const std::vector<Value*>& outputs() const { return outputs_; }
   const std::vector<std::unique_ptr<Node>>& nodes() const { return nodes_; }
   Value* find(const std::string& name) const;  // nullptr when absent
+  size_t num_values() const { return values_.size(); }
 
   // The tensors of the Parameter and Constant inputs, by name.
   std::map<std::string, Tensor>& tensors() { return tensors_; }
