@@ -5,6 +5,7 @@
 
 #include <loom/jit/jit.h>
 #include <loom/jit/module.h>
+#include <loom/jit/passes.h>
 #include <pybind11/stl.h>
 
 #include <memory>
@@ -38,6 +39,13 @@ void bind_jit(py::module_& m) {
                                            "A traced program: catalog ops over SSA values (loom/jit/graph.h)")
       .def("__str__", &Graph::str)
       .def("validate", &Graph::validate)
+      .def("optimize", &jit::optimize,
+           "simplify, fold_constants, eliminate_common_subexpressions, eliminate_dead_code, repeated while "
+           "they change something; returns how many nodes changed")
+      .def("simplify", &jit::simplify)
+      .def("fold_constants", &jit::fold_constants)
+      .def("eliminate_common_subexpressions", &jit::eliminate_common_subexpressions)
+      .def("eliminate_dead_code", &jit::eliminate_dead_code)
       .def("run", [](const Graph& g, const std::vector<Tensor>& inputs) { return jit::run(g, inputs); },
            py::arg("inputs"), "Runs the graph on its inputs; returns the list of its outputs")
       .def_property_readonly("input_names", [](const Graph& g) {

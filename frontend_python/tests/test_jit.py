@@ -115,3 +115,17 @@ def test_reading_a_value_into_python_warns_naming_the_line():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert bool(loom.ones(1)) and loom.ones(2).tolist() == [1.0, 1.0]
+
+
+def test_optimize_removes_identities_and_folds_constants():
+    w = loom.arange(4.0)
+
+    def f(x):
+        return (x * 1 + 0).t().t() * (w * 2 + 1) + loom.relu(x) * 0 + loom.relu(x) * 0
+
+    traced = loom.jit.trace(f, loom.ones(4))
+    before = len(traced.graph.ops)
+    assert traced.graph.optimize() > 0
+    assert len(traced.graph.ops) < before and "t" not in traced.graph.ops
+    x = loom.randn(4)
+    assert (traced(x) - f(x)).abs().max().item() == 0

@@ -5,6 +5,8 @@
 #include <loom/error.h>
 #include <loom/op_call.h>
 
+#include "run_node.h"
+
 
 namespace loom::jit {
 namespace {
@@ -45,9 +47,9 @@ std::vector<Tensor> run(const Graph& graph, const std::vector<Tensor>& inputs) {
   for (const auto& np : graph.nodes()) {
     const Node& n = *np;
     OpCall call(*n.op);
-    for (const Value* in : n.inputs) call.args.push_back(in ? &env[in->index] : nullptr);
-    for (const Attr& a : n.attrs) call.values.push_back(a.as_value());  // points into the graph's attrs
-    dispatch(call);
+    detail::SmallVector<const Tensor*, 4> args;
+    for (const Value* in : n.inputs) args.push_back(in ? &env[in->index] : nullptr);
+    internal::run_node(n, args.data(), call);
     for (size_t i = 0; i < n.outputs.size(); ++i) env[n.outputs[i]->index] = std::move(call.outputs[i].result);
   }
   std::vector<Tensor> out;

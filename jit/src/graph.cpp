@@ -115,6 +115,70 @@ Value* Graph::add_output_value(Node& node, DType dtype, std::vector<int64_t> siz
   return p;
 }
 
+Value* Graph::add_constant(const Tensor& t) {
+  std::string name;
+  for (int k = 0;; ++k) {
+    name = std::string("c").append(std::to_string(k));
+    if (!by_name_.count(name)) break;
+  }
+  Value* v = add_input(name, t.dtype(), std::vector<int64_t>(t.sizes().begin(), t.sizes().end()), t.device(),
+                       InputKind::Constant);
+  tensors_[name] = t;
+  return v;
+}
+
+void Graph::replace_uses(const Value* from, Value* to) {
+  for (auto& n : nodes_)
+    for (Value*& in : n->inputs)
+      if (in == from) in = to;
+  for (Value*& out : outputs_)
+    if (out == from) out = to;
+}
+
+size_t Graph::remove_nodes(const std::function<bool(const Node&)>& dead) {
+  const size_t before = nodes_.size();
+  std::vector<std::unique_ptr<Node>> kept;
+  kept.reserve(before);
+  for (auto& n : nodes_) {
+    if (!dead(*n)) {
+      kept.push_back(std::move(n));
+      continue;
+    }
+    for (Value* out : n->outputs) {
+      out->producer = nullptr;  // orphaned: unnamed by the graph from now on
+      by_name_.erase(out->name);
+    }
+  }
+  nodes_ = std::move(kept);
+  return before - nodes_.size();
+}
+
+size_t Graph::remove_unused_constants() {
+  const std::vector<size_t> uses = use_counts();
+  size_t removed = 0;
+  std::vector<Value*> kept;
+  for (Value* v : inputs_) {
+    if (v->kind == InputKind::Constant && uses[v->index] == 0) {
+      tensors_.erase(v->name);
+      by_name_.erase(v->name);
+      ++removed;
+      continue;
+    }
+    kept.push_back(v);
+  }
+  inputs_ = std::move(kept);
+  return removed;
+}
+
+std::vector<size_t> Graph::use_counts() const {
+  std::vector<size_t> uses(values_.size(), 0);
+  for (const auto& n : nodes_)
+    for (const Value* in : n->inputs)
+      if (in) ++uses[in->index];
+  for (const Value* out : outputs_) ++uses[out->index];
+  return uses;
+}
+
 Value* Graph::find(const std::string& name) const {
   auto it = by_name_.find(name);
   return it == by_name_.end() ? nullptr : it->second;

@@ -7,6 +7,7 @@
 #include <loom/error.h>
 #include <loom/op_call.h>
 
+#include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -35,7 +36,16 @@ class Tracer final : public DispatchObserver {
     std::vector<Value*> inputs;
     inputs.reserve(call.args.size());
     const std::string user = "loom::" + op.name();
+    const int constants_before = constants_;
     for (const Tensor* t : call.args) inputs.push_back(t && t->defined() ? value_of(*t, user) : nullptr);
+    // An in-place op on a tensor first seen here (a scalar's fresh 0-d
+    // tensor being filled) that reads only constants: the constant was
+    // captured with the op's result already in it, so the node would only
+    // redo that.
+    if (op.schema().is_inplace() && constants_ > constants_before && !inputs.empty() && inputs[0] &&
+        inputs[0]->kind == InputKind::Constant && inputs[0]->name == std::string("c").append(std::to_string(constants_before)) &&
+        std::all_of(inputs.begin(), inputs.end(), [](const Value* v) { return !v || (!v->producer && v->kind == InputKind::Constant); }))
+      return;
     std::vector<Attr> attrs;
     size_t vi = 0;
     for (const Argument& a : op.schema().args) {

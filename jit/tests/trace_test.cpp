@@ -65,9 +65,12 @@ TEST_CASE("tensors the program reads become constants; in-place ops yield new va
   INFO(g.str());
   REQUIRE(g.tensors().count("c0"));
   CHECK(g.inputs()[1]->kind == loom::jit::InputKind::Constant);
-  // The scalar becomes a 0-d constant filled by a node; add_ writes mul's result.
-  const loom::jit::Node& add = *g.nodes().at(2);
+  // The scalar becomes a 0-d constant (its fill is not a node: the constant
+  // holds the filled value); add_ writes mul's result.
+  REQUIRE(g.nodes().size() == 3);
+  const loom::jit::Node& add = *g.nodes().at(1);
   CHECK(add.op->name() == "add_");
+  CHECK(add.inputs[1]->kind == loom::jit::InputKind::Constant);
   CHECK(add.inputs[0] == g.nodes()[0]->outputs[0]);
   CHECK(add.outputs[0] != add.inputs[0]);
   CHECK(g.outputs()[0] == add.outputs[0]);

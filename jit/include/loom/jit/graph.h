@@ -21,6 +21,7 @@
 #include <loom/tensor.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -89,6 +90,19 @@ class Graph {
   Value* add_output_value(Node& node, DType dtype, std::vector<int64_t> sizes, Device device,
                           std::string name = "");
   void add_graph_output(Value* v) { outputs_.push_back(v); }
+  // A constant input holding `t`, named c<k> (the first free k).
+  Value* add_constant(const Tensor& t);
+
+  // Rewriting (the passes): every use of `from` — node inputs and graph
+  // outputs — becomes `to`.
+  void replace_uses(const Value* from, Value* to);
+  // Removes the nodes `dead` says, keeping the order of the rest; returns how
+  // many went. Their results must be unused.
+  size_t remove_nodes(const std::function<bool(const Node&)>& dead);
+  // Drops constants (and their tensors) no node and no output uses.
+  size_t remove_unused_constants();
+  // How many node inputs and graph outputs use each value, by Value::index.
+  std::vector<size_t> use_counts() const;
 
   const std::vector<Value*>& inputs() const { return inputs_; }  // every kind, in order
   const std::vector<Value*>& outputs() const { return outputs_; }

@@ -1,0 +1,38 @@
+// loom/jit/passes.h — graph rewrites, each keeping the graph's results those
+// of the unoptimised graph (a differential test over the op samples checks
+// it). Each returns how many nodes it removed or rewired.
+//
+// What none of them touches: a node that writes its input in place (add_,
+// fill_ ...), a node that draws random numbers (it has a Generator
+// argument: removing or merging one would shift the numbers every later
+// one draws), and a value an in-place node writes, directly or through
+// views of it (SSA values do not see aliasing: folding or merging such a
+// value could read it before or after the write).
+#pragma once
+
+#include <loom/jit/graph.h>
+
+namespace loom::jit {
+
+// Nodes none of whose results is used (and that neither write in place nor
+// draw random numbers), then constants nothing uses.
+size_t eliminate_dead_code(Graph& g);
+// Nodes whose tensor inputs are all constants run once, now; their results
+// become constants. View ops are left (a view of a constant costs nothing
+// and folding it would copy it into the file).
+size_t fold_constants(Graph& g);
+// A node equal to an earlier one (same op, inputs and arguments) reuses the
+// earlier one's results; an in-place node in between ends the search.
+size_t eliminate_common_subexpressions(Graph& g);
+// Algebra that leaves a value as it was: x * 1, x / 1, x + 0, x - 0 (the
+// constant all ones or zeros, the result of x's type and shape), a view or
+// expand to x's own shape, t(t(x)), transpose of a transpose of the same two
+// dims, a permute that undoes the previous one.
+size_t simplify(Graph& g);
+
+// simplify, fold_constants, eliminate_common_subexpressions and
+// eliminate_dead_code, in that order, repeated while any of them changes
+// something (at most 8 rounds); validates the result. Returns the total.
+size_t optimize(Graph& g);
+
+}  // namespace loom::jit
