@@ -54,6 +54,12 @@ void bind_jit(py::module_& m) {
           if (v->kind == jit::InputKind::Input) out.push_back(v->name);
         return out;
       })
+      .def_property_readonly("parameter_names", [](const Graph& g) {
+        std::vector<std::string> out;
+        for (const jit::Value* v : g.inputs())
+          if (v->kind == jit::InputKind::Parameter) out.push_back(v->name);
+        return out;
+      })
       .def_property_readonly("num_outputs", [](const Graph& g) { return g.outputs().size(); })
       .def_property_readonly("ops", [](const Graph& g) {
         std::vector<std::string> out;

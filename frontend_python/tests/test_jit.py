@@ -21,6 +21,20 @@ def test_trace_an_mlp_and_run_it_on_new_inputs():
     assert set(dict(traced.named_parameters())) == {"0.weight", "0.bias", "2.weight", "2.bias"}
 
 
+def test_a_traced_model_trains_its_parameters():
+    m = mlp()
+    traced = loom.jit.trace(m, loom.randn(3, 8))
+    assert traced.parameters()[0] is m[0].weight or traced.parameters()[0].data_ptr() == m[0].weight.data_ptr()
+    x, y = loom.randn(3, 8), loom.tensor([0, 1, 2])
+    F.nll_loss(traced(x).log(), y).backward()
+    traced_grad = m[0].weight.grad.clone()
+    m.zero_grad()
+    F.nll_loss(m(x).log(), y).backward()
+    assert (traced_grad - m[0].weight.grad).abs().max().item() < 1e-6
+    opt = loom.optim.SGD(traced.parameters(), lr=0.1)
+    opt.step()
+
+
 def test_the_text_form_reads_back():
     traced = loom.jit.trace(mlp(), loom.randn(2, 8), input_names=["x"])
     g = loom.jit.parse_graph(traced.code)

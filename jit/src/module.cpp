@@ -70,7 +70,10 @@ Module from_loaded(io::Loaded loaded, const std::string& source, std::optional<D
     if (t->dtype() != in->dtype || !std::equal(t->sizes().begin(), t->sizes().end(), in->sizes.begin(), in->sizes.end()))
       fail(cat("tensor '", in->name, "' is ", name(t->dtype()), shape_str(t->sizes()), " but the graph expects ",
                name(in->dtype), shape_str(in->sizes)));
-    g.tensors()[in->name] = map_location ? t->to(*map_location) : t->to(in->device);
+    Tensor loaded = map_location ? t->to(*map_location) : t->to(in->device);
+    // Parameters come back trainable, as a loaded torch.jit module's do.
+    if (in->kind == InputKind::Parameter && is_floating_point(loaded.dtype())) loaded.requires_grad_(true);
+    g.tensors()[in->name] = loaded;
   }
   for (const auto& [n, t] : loaded.tensors)
     if (!g.find(n) || g.find(n)->producer || g.find(n)->kind == InputKind::Input)

@@ -26,7 +26,9 @@ class Tracer final : public DispatchObserver {
     if (auto it = values_.find(t.impl()); it != values_.end()) return it->second;  // a tied parameter
     Value* v = g_.add_input(name, t.dtype(), std::vector<int64_t>(t.sizes().begin(), t.sizes().end()), t.device(),
                             kind);
-    if (kind != InputKind::Input) g_.tensors()[name] = t.detach();
+    // Parameters stay the module's own tensors (requires_grad included), so
+    // a graph run with grad on trains them; anything else is detached.
+    if (kind == InputKind::Parameter) g_.tensors()[name] = t;
     remember(t, v);
     return v;
   }

@@ -125,5 +125,14 @@ LOOM_OP_SAMPLES("contiguous", {
     .compare = Compare::Exact,
     .make = [](const SampleContext& c) { return Samples{c.call("2-d", {c.tensor({3, 4})}).for_gradcheck()}; }})
 
+LOOM_OP_SAMPLES("_to_copy", {
+    .dtypes = kAllDTypes,
+    .compare = Compare::Exact,
+    .make = [](const SampleContext& c) {
+      return Samples{c.call("to float64", {c.tensor({3, 4})}, {D(DType::Float64), None()}).for_gradcheck(),
+                     c.call("to int32", {c.tensor({5})}, {D(DType::Int32), None()}),
+                     c.call("same dtype (a copy)", {c.tensor({2, 2})}, {None(), None()})};
+    }})
+
 }  // namespace
 }  // namespace loom::opinfo

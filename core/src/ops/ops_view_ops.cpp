@@ -37,6 +37,14 @@ Tensor apply_slice(const OpCall& c) {
 Tensor apply_as_strided(const OpCall& c) { return c.arg(0).as_strided(ints(c.values[0]), ints(c.values[1]), opt_int(c.values[2])); }
 Tensor apply_detach(const OpCall& c) { return c.arg(0).detach(); }
 Tensor apply_clone(const OpCall& c) { return c.arg(0).clone(); }
+Tensor apply_to_copy(const OpCall& c) {
+  Tensor out = c.arg(0);
+  if (c.values[0].kind != LOOM_VALUE_NONE) out = out.to(static_cast<DType>(c.values[0].u.i));
+  if (c.values[1].kind != LOOM_VALUE_NONE)
+    out = out.to(Device(static_cast<int16_t>(c.values[1].u.device.type), static_cast<int16_t>(c.values[1].u.device.index)));
+  // The op always copies (a capture records it only where to() makes a new tensor).
+  return out.is_same(c.arg(0)) ? out.clone() : out;
+}
 Tensor apply_contiguous(const OpCall& c) { return c.arg(0).contiguous(); }
 
 // The output is planned from the view itself (cheap: sizes and strides).
@@ -72,9 +80,11 @@ LOOM_VIEW_OP(slice_op, "slice.Tensor(Tensor(a) self, int dim=0, int? start=None,
 LOOM_VIEW_OP(as_strided_op, "as_strided(Tensor(a) self, int[] size, int[] stride, int? storage_offset=None) -> Tensor(a)",
              apply_as_strided)
 LOOM_VIEW_OP(detach_op, "detach(Tensor(a) self) -> Tensor(a)", apply_detach)
-// Not views, but eager code runs them as empty + copy_ (see view_ops.h).
+// Not views, but eager code runs them as empty + copy_ (see view_ops.h);
+// _to_copy is to(dtype) and to(device).
 LOOM_VIEW_OP(clone_op, "clone(Tensor self) -> Tensor", apply_clone)
 LOOM_VIEW_OP(contiguous_op, "contiguous(Tensor(a) self) -> Tensor(a)", apply_contiguous)
+LOOM_VIEW_OP(to_copy_op, "_to_copy(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor", apply_to_copy)
 #undef LOOM_VIEW_OP
 // Gradients flow through the composites (the view functions record their
 // own backward); detach's result never requires grad.

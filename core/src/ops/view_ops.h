@@ -6,7 +6,8 @@
 // thread (loom/dispatch_observer.h), each view function instead runs as its
 // catalog op (view, permute, transpose.int, t, unsqueeze, squeeze.dim,
 // expand, select.int, narrow, slice.Tensor, as_strided, detach; and clone,
-// contiguous, which eager code runs as empty + copy_), whose composite is the
+// contiguous and _to_copy (to(dtype), to(device)), which eager code runs as
+// empty + copy_), whose composite is the
 // same function, so a capture records the view with its arguments —
 // "view(%x, size=[-1, 64])" — rather than the strides it happened to have,
 // and a copy as one node rather than a fresh tensor and a copy_ into it.

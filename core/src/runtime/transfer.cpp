@@ -6,6 +6,7 @@
 #include "plugin_call.h"
 #include "pinned_memory.h"
 #include "transfer.h"
+#include "core_op.h"
 #include "view_ops.h"
 
 #include <loom/error.h>
@@ -135,6 +136,8 @@ Tensor Tensor::clone() const {
 
 Tensor Tensor::to(DType t) const {
   if (t == dtype()) return *this;
+  if (detail::capturing()) [[unlikely]]
+    return detail::run_as_op("_to_copy", *this, {detail::dtype_value(t), detail::none_value()});
   detail::CopyNodeName node_name("ToCopyBackward0");
   Tensor out = empty(sizes(), t, device());
   out.copy_(*this);
@@ -143,6 +146,8 @@ Tensor Tensor::to(DType t) const {
 
 Tensor Tensor::to(Device d, bool non_blocking) const {
   if (d == device()) return *this;
+  if (detail::capturing()) [[unlikely]]
+    return detail::run_as_op("_to_copy", *this, {detail::none_value(), detail::device_value(d)});
   Tensor src = contiguous();
   Tensor out;
   const auto& from_type = detail::device_type(src.device().type);

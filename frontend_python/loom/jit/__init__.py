@@ -94,7 +94,12 @@ class TracedModule:
     __call__ = forward
 
     def named_parameters(self):
-        return list(self.graph.tensors().items())
+        """The graph's parameters (a traced module's own tensors: training the
+        traced module trains them), without its constants."""
+        return [(n, self.graph.tensors()[n]) for n in self.graph.parameter_names]
+
+    def parameters(self):
+        return [t for _, t in self.named_parameters()]
 
     def __repr__(self):
         return f"{self._name}(traced: {len(self.graph.ops)} nodes)\n{self.graph}"
