@@ -80,16 +80,18 @@ void bind_jit(py::module_& m) {
 
   m.def("_jit_trace", [](py::function fn, const std::vector<Tensor>& inputs,
                          const std::vector<std::pair<std::string, Tensor>>& parameters,
-                         const std::vector<std::string>& input_names) {
+                         const std::vector<std::string>& input_names, bool dynamic_batch) {
     jit::TraceOptions options;
     options.input_names = input_names;
+    options.dynamic_batch = dynamic_batch;
     auto program = [&](const std::vector<Tensor>& in) {
       py::tuple args(in.size());
       for (size_t i = 0; i < in.size(); ++i) args[i] = py::cast(in[i]);
       return tensors_of(fn(*args));
     };
     return std::make_shared<Graph>(jit::trace(program, inputs, parameters, options));
-  }, py::arg("fn"), py::arg("inputs"), py::arg("parameters"), py::arg("input_names"));
+  }, py::arg("fn"), py::arg("inputs"), py::arg("parameters"), py::arg("input_names"),
+     py::arg("dynamic_batch") = false);
 
   m.def("_jit_save", [](const Graph& g, const std::string& path) { jit::save(g, path); }, py::arg("graph"),
         py::arg("path"));

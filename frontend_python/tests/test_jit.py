@@ -143,3 +143,28 @@ def test_optimize_removes_identities_and_folds_constants():
     assert len(traced.graph.ops) < before and "t" not in traced.graph.ops
     x = loom.randn(4)
     assert (traced(x) - f(x)).abs().max().item() == 0
+
+
+def test_dynamic_batch_runs_any_batch_size():
+    loom.manual_seed(0)
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(1, 4, 3, padding=1)
+            self.fc = nn.Linear(4 * 8 * 8, 10)
+
+        def forward(self, x):
+            h = loom.relu(self.conv(x.view(-1, 1, 8, 8)))
+            return self.fc(h.view(h.size(0), -1))
+
+    m = Net()
+    traced = loom.jit.trace(m, loom.randn(3, 64), dynamic_batch=True)
+    assert "float32[?, 64]" in traced.code and "size=[-1, 256]" in traced.code
+    for batch in (1, 7):
+        x = loom.randn(batch, 64)
+        assert (traced(x) - m(x)).abs().max().item() < 1e-5
+    with pytest.raises(RuntimeError, match=r"input 0 \(%input0\) is float32\[2, 63\].*traced with float32\[\?, 64\]"):
+        traced(loom.randn(2, 63))
+    back = loom.jit.parse_graph(traced.code)
+    assert str(back) == traced.code

@@ -14,13 +14,19 @@ namespace {
 using detail::cat;
 
 std::string type_of(DType dtype, IntArrayRef sizes, Device device) {
-  return cat(name(dtype), shape_str(sizes), " on ", device.str());
+  std::string shape = "[";
+  for (size_t i = 0; i < sizes.size(); ++i)
+    shape.append(i ? ", " : "").append(sizes[i] < 0 ? std::string("?") : std::to_string(sizes[i]));
+  return cat(name(dtype), shape, "] on ", device.str());
 }
 
 void check_input(const Value& v, const Tensor& t, size_t index) {
   LOOM_CHECK(t.defined(), "jit::run: input ", index, " (%", v.name, ") is an undefined tensor");
+  // A `?` first dimension takes any size.
+  const bool dynamic = !v.sizes.empty() && v.sizes[0] < 0;
   const bool same = t.dtype() == v.dtype && t.device() == v.device &&
-                    std::equal(t.sizes().begin(), t.sizes().end(), v.sizes.begin(), v.sizes.end());
+                    static_cast<size_t>(t.dim()) == v.sizes.size() &&
+                    std::equal(t.sizes().begin() + (dynamic ? 1 : 0), t.sizes().end(), v.sizes.begin() + (dynamic ? 1 : 0));
   LOOM_CHECK(same, "jit::run: input ", index, " (%", v.name, ") is ", type_of(t.dtype(), t.sizes(), t.device()),
              " but the graph was traced with ", type_of(v.dtype, v.sizes, v.device));
 }

@@ -143,6 +143,11 @@ class Reader {
     sizes.clear();
     if (!accept("]")) {
       do {
+        if (accept("?")) {  // the dynamic batch dimension
+          if (!sizes.empty()) fail("only the first dimension may be '?'");
+          sizes.push_back(-1);
+          continue;
+        }
         const int64_t n = integer();
         if (n < 0) fail("a negative size");
         sizes.push_back(n);

@@ -19,7 +19,8 @@ const char* kind_word(InputKind k) {
 
 std::string type_str(const Value& v) {
   std::string s = std::string(name(v.dtype)) + "[";
-  for (size_t i = 0; i < v.sizes.size(); ++i) s.append(i ? ", " : "").append(std::to_string(v.sizes[i]));
+  for (size_t i = 0; i < v.sizes.size(); ++i)
+    s.append(i ? ", " : "").append(v.sizes[i] < 0 ? std::string("?") : std::to_string(v.sizes[i]));
   return s + "] @" + v.device.str();
 }
 

@@ -3,6 +3,8 @@
 // (loom/dispatch_observer.h).
 #include <loom/jit/jit.h>
 
+#include "dynamic_batch.h"
+
 #include <loom/dispatch_observer.h>
 #include <loom/error.h>
 #include <loom/op_call.h>
@@ -115,6 +117,11 @@ Graph trace(const Program& program, const std::vector<Tensor>& inputs,
   for (size_t i = 0; i < outputs.size(); ++i) {
     LOOM_CHECK(outputs[i].defined(), "jit::trace: output ", i, " is an undefined tensor");
     g.add_graph_output(tracer.value_of(outputs[i], "output " + std::to_string(i)));
+  }
+  if (options.dynamic_batch) {
+    LOOM_CHECK(!inputs.empty() && inputs[0].dim() > 0,
+               "jit::trace(dynamic_batch): the first input must have a batch dimension (dim 0)");
+    internal::make_batch_dynamic(g, inputs[0].size(0));
   }
   g.validate();
   return g;

@@ -136,3 +136,25 @@ TEST_CASE("a graph traced on sim runs there") {
   CHECK(out[0].device() == sim);
   CHECK(out[0].cpu().to_vector<float>() == std::vector<float>{6, 24});
 }
+
+TEST_CASE("a dynamic batch runs on any batch size and refuses other dimensions") {
+  loom::manual_seed(2);
+  Mlp m;
+  loom::jit::TraceOptions options;
+  options.dynamic_batch = true;
+  Graph g = loom::jit::trace(
+      [&](const std::vector<Tensor>& in) { return std::vector<Tensor>{m.forward(in[0].view({-1, 8})).view({-1})}; },
+      {loom::randn({3, 8})}, m.params(), options);
+  INFO(g.str());
+  CHECK(g.inputs()[0]->sizes == std::vector<int64_t>{-1, 8});
+  CHECK(g.str().find("float32[?, 8]") != std::string::npos);
+  for (int64_t batch : {1, 6}) {
+    const Tensor x = loom::randn({batch, 8});
+    CHECK(loom::allclose(loom::jit::run(g, {x})[0], m.forward(x).view({-1})));
+  }
+  CHECK_THROWS_WITH(loom::jit::run(g, {loom::randn({4, 7})}),
+                    Catch::Contains("is float32[4, 7] on cpu:0 but the graph was traced with float32[?, 8] on cpu:0"));
+  CHECK(loom::jit::same_structure(g, loom::jit::parse_graph(g.str())));
+  CHECK_THROWS_WITH(loom::jit::parse_graph("graph(%x : float32[2, ?] @cpu:0):\n  return (%x)"),
+                    Catch::Contains("only the first dimension may be '?'"));
+}

@@ -4,7 +4,10 @@
 // samples/python/digits.py) and reports the accuracy.
 //
 //   deploy --model digits.loom [--device cpu|sim|cuda] [--data digits.csv.gz]
-//          [--min-accuracy 0.9]
+//          [--batch 100] [--min-accuracy 0.9]
+//
+// The model was traced with a dynamic batch: it runs here on batches of
+// --batch digits, the last one smaller.
 //
 // Make the model with:
 //   PYTHONPATH=build/python python3 samples/python/train_digits.py --model cnn \
@@ -17,6 +20,7 @@
 
 #include "digits.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <string>
@@ -25,7 +29,8 @@ namespace {
 
 int usage(const std::string& why) {
   std::cerr << "deploy: " << why << "\n"
-            << "usage: deploy --model FILE [--device cpu|sim|cuda] [--data digits.csv.gz] [--min-accuracy A]\n";
+            << "usage: deploy --model FILE [--device cpu|sim|cuda] [--data digits.csv.gz] [--batch N] "
+               "[--min-accuracy A]\n";
   return 2;
 }
 
@@ -34,6 +39,7 @@ int usage(const std::string& why) {
 int main(int argc, char** argv) {
   std::string model_path, device = "cpu", data = loom_samples::kDigitsCsv;
   double min_accuracy = 0.0;
+  int64_t batch = 100;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (i + 1 >= argc) return usage(a + " needs a value");
@@ -41,6 +47,11 @@ int main(int argc, char** argv) {
     if (a == "--model") model_path = v;
     else if (a == "--device") device = v;
     else if (a == "--data") data = v;
+    else if (a == "--batch") {
+      char* end = nullptr;
+      batch = std::strtoll(v.c_str(), &end, 10);
+      if (*end != '\0' || batch <= 0) return usage("--batch: '" + v + "' is not a positive integer");
+    }
     else if (a == "--min-accuracy") {
       char* end = nullptr;
       min_accuracy = std::strtod(v.c_str(), &end);
@@ -55,8 +66,14 @@ int main(int argc, char** argv) {
     const auto digits = loom_samples::load_digits(0.2, 0, data);
     loom::jit::Module model = loom::jit::load(model_path, dev);
     model.eval();
-    const loom::Tensor logits = model.forward({digits.x_test.to(dev)})[0];
-    const double accuracy = (logits.argmax(1).cpu() == digits.y_test).to(loom::DType::Float32).mean().item<float>();
+    const int64_t n = digits.x_test.size(0);
+    int64_t correct = 0;
+    for (int64_t start = 0; start < n; start += batch) {
+      const int64_t len = std::min(batch, n - start);
+      const loom::Tensor logits = model.forward({digits.x_test.narrow(0, start, len).contiguous().to(dev)})[0];
+      correct += (logits.argmax(1).cpu() == digits.y_test.narrow(0, start, len)).sum().item<int64_t>();
+    }
+    const double accuracy = static_cast<double>(correct) / static_cast<double>(n);
     std::cout << "deploy: " << model_path << " (" << model.graph().nodes().size() << " nodes) on "
               << dev.str() << ": test accuracy " << accuracy << " on " << digits.y_test.size(0) << " digits\n";
     return accuracy >= min_accuracy ? 0 : 1;

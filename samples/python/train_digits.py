@@ -3,9 +3,9 @@
     PYTHONPATH=build/python /usr/bin/python3 samples/python/train_digits.py [--device sim] [--epochs 20]
         [--model mlp|cnn] [--save-traced digits.loom]
 
---save-traced traces the trained model on the test set's shape (loom.jit.trace)
-and saves it as one file that samples/deploy, a C++ program without Python,
-loads and runs.
+--save-traced traces the trained model (loom.jit.trace, dynamic batch) and saves
+it as one file that samples/deploy, a C++ program without Python, loads and
+runs.
 
 The same script runs on PyTorch by changing `import loom` to `import torch`
 (and loom.utils.data to torch.utils.data): that is the point.
@@ -83,7 +83,7 @@ def main():
     final = accuracy(model, xt, yt)
     print(f"final test accuracy {final:.4f}")
     if args.save_traced:
-        traced = loom.jit.trace(model, xt)  # the graph takes the test set's shape
+        traced = loom.jit.trace(model, xt[:32], dynamic_batch=True)  # runs on any batch size
         loom.jit.save(traced, args.save_traced)
         print(f"traced model ({len(traced.graph.ops)} nodes) saved to {args.save_traced}")
     return 0 if final >= args.min_accuracy else 1

@@ -14,6 +14,8 @@ that read one.
 import contextlib
 import warnings
 
+import loom
+
 from .. import _C
 from .._C import Tensor
 
@@ -111,13 +113,16 @@ def _close(a, b, rtol=1e-5, atol=1e-6):
     return bool((((a - b).abs() <= atol + rtol * b.abs()) | both_nan | (a == b)).all())
 
 
-def trace(func, example_inputs, *, input_names=None, check_trace=True):
+def trace(func, example_inputs, *, input_names=None, check_trace=True, dynamic_batch=False):
     """Runs ``func(*example_inputs)`` once and records every catalog op it calls.
 
     ``func`` is a loom.nn.Module (its parameters and buffers become the graph's
     named parameters) or any callable returning a Tensor or a tuple/list of
     Tensors. With ``check_trace`` (the default, as torch.jit.trace), the graph
     runs once on the example inputs and must give the model's results.
+    ``dynamic_batch=True``: dim 0 of the inputs that share the first one's is
+    the batch, and the graph runs on any batch size (check_trace then also
+    compares at one more than the example's batch).
     """
     inputs = _as_tuple(example_inputs)
     params = []
@@ -138,18 +143,24 @@ def trace(func, example_inputs, *, input_names=None, check_trace=True):
     from ..autograd import no_grad  # the graph records the forward ops, not autograd's
     with no_grad():
         with _warn_on_value_reads():
-            graph = _C._jit_trace(program, list(inputs), params, list(input_names or []))
+            graph = _C._jit_trace(program, list(inputs), params, list(input_names or []), dynamic_batch)
         traced = TracedModule(graph, single[0], name)
         if check_trace:
-            expected = program(*inputs)
-            got = traced(*inputs)
-            exp = (expected,) if isinstance(expected, Tensor) else tuple(expected)
-            gotten = (got,) if isinstance(got, Tensor) else tuple(got)
-            for i, (a, b) in enumerate(zip(gotten, exp)):
-                if a.shape != b.shape or a.dtype != b.dtype or not _close(a, b):
-                    raise RuntimeError(f"loom.jit.trace: the traced graph's output {i} differs from the model's "
-                                       "on the example inputs (does the model depend on state or randomness the "
-                                       "trace cannot see?); pass check_trace=False to keep it anyway")
+            checks = [("the example inputs", inputs)]
+            if dynamic_batch:
+                batch = inputs[0].shape[0]
+                grown = tuple(loom.cat([x, x[:1]]) if x.dim() > 0 and x.shape[0] == batch else x for x in inputs)
+                checks.append((f"a batch of {batch + 1}", grown))
+            for what, xs in checks:
+                expected = func(*xs)
+                got = traced(*xs)
+                exp = (expected,) if isinstance(expected, Tensor) else tuple(expected)
+                gotten = (got,) if isinstance(got, Tensor) else tuple(got)
+                for i, (a, b) in enumerate(zip(gotten, exp)):
+                    if a.shape != b.shape or a.dtype != b.dtype or not _close(a, b):
+                        raise RuntimeError(f"loom.jit.trace: the traced graph's output {i} differs from the "
+                                           f"model's on {what} (does the model depend on state, randomness or "
+                                           "sizes the trace cannot see?); pass check_trace=False to keep it anyway")
     return traced
 
 

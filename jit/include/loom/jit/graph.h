@@ -60,7 +60,7 @@ struct Node;
 struct Value {
   std::string name;  // unique in the graph: "x", "fc.weight", "3"; printed as %name
   DType dtype = DType::Float32;
-  std::vector<int64_t> sizes;
+  std::vector<int64_t> sizes;  // sizes[0] == -1: a dynamic batch dimension, printed `?`
   Device device;
   Node* producer = nullptr;  // nullptr for graph inputs, parameters and constants
   InputKind kind = InputKind::Input;  // meaningful when producer is nullptr

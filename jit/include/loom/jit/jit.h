@@ -26,6 +26,13 @@ using Program = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
 struct TraceOptions {
   // Names of the inputs ("input0", ... when empty or short).
   std::vector<std::string> input_names;
+  // The first dimension is the batch: the graph then runs on any batch
+  // size. Inputs whose dim 0 equals the first input's become `?` in their
+  // type, so do the values computed from them with that leading size, and
+  // the sizes of view and expand nodes on them say -1 there. Other
+  // arguments keep their traced values (a narrow or arange over the batch
+  // is not followed).
+  bool dynamic_batch = false;
 };
 
 // Throws loom::Error when the program does something a graph cannot hold:
@@ -36,8 +43,8 @@ Graph trace(const Program& program, const std::vector<Tensor>& inputs,
 
 // Runs the graph on `inputs` (one per Input-kind graph input, in order):
 // each node through the dispatcher, parameters and constants from the
-// graph. An input of another dtype, device, rank or size is refused with an
-// error naming the input and both types.
+// graph. An input of another dtype, device, rank or size (but for a `?`
+// batch dimension) is refused with an error naming the input and both types.
 std::vector<Tensor> run(const Graph& graph, const std::vector<Tensor>& inputs);
 
 }  // namespace loom::jit
