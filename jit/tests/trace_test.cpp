@@ -1,6 +1,7 @@
 // Capture and execution: a traced program runs to the eager results, on
 // new inputs, and its text form reads back to the same graph.
 #include <catch2/catch.hpp>
+#include <loom/dispatch_trace.h>
 #include <loom/jit/jit.h>
 #include <loom/loom.h>
 
@@ -157,4 +158,28 @@ TEST_CASE("a dynamic batch runs on any batch size and refuses other dimensions")
   CHECK(loom::jit::same_structure(g, loom::jit::parse_graph(g.str())));
   CHECK_THROWS_WITH(loom::jit::parse_graph("graph(%x : float32[2, ?] @cpu:0):\n  return (%x)"),
                     Catch::Contains("only the first dimension may be '?'"));
+}
+
+TEST_CASE("the executor writes a node's result into an input that dies there, and never into one still seen") {
+  Graph g = loom::jit::trace(
+      [](const std::vector<Tensor>& in) {
+        Tensor a = in[0] * 2;        // dies at relu: relu_ writes it
+        Tensor b = loom::relu(a);
+        Tensor c = in[0] * 3;        // an output too: relu must not write it
+        return std::vector<Tensor>{loom::relu(b + 1), c, loom::relu(c), loom::relu(in[0])};
+      },
+      {loom::ones({4})});
+  const Tensor x = loom::arange(4, loom::DType::Float32) - 1;  // -1 0 1 2
+  loom::DispatchTrace trace;
+  const auto out = loom::jit::run(g, {x});
+  std::vector<std::string> ran;
+  for (const auto& e : trace.events()) ran.push_back(e.op->name());
+  CHECK(std::count(ran.begin(), ran.end(), "relu_") == 2);  // relu(a), relu(b + 1)
+  CHECK(std::count(ran.begin(), ran.end(), "relu") == 2);   // relu(c), relu(x): still seen
+  CHECK(std::count(ran.begin(), ran.end(), "add_") == 1);   // b + 1
+  CHECK(out[0].to_vector<float>() == std::vector<float>{1, 1, 3, 5});
+  CHECK(out[1].to_vector<float>() == std::vector<float>{-3, 0, 3, 6});
+  CHECK(out[2].to_vector<float>() == std::vector<float>{0, 0, 3, 6});
+  CHECK(out[3].to_vector<float>() == std::vector<float>{0, 0, 1, 2});
+  CHECK(x.to_vector<float>() == std::vector<float>{-1, 0, 1, 2});
 }

@@ -81,6 +81,9 @@ class OpDef {
   // outputs[0] aliasing inputs[0] (docs/kernel_conventions.md). Linked by
   // `def`, whichever of the two is defined first.
   const OpDef* functional_form() const { return functional_form_.load(std::memory_order_acquire); }
+  // The other direction: for `add`, `add_` (same link); nullptr when the op
+  // has no in-place form.
+  const OpDef* inplace_form() const { return inplace_form_.load(std::memory_order_acquire); }
 
   // How often this op ran through a fallback on each device slot.
   uint64_t fallback_count(int slot) const { return fallbacks_[slot].load(std::memory_order_relaxed); }
@@ -97,6 +100,7 @@ class OpDef {
   void* infer_data_ = nullptr;
   mutable const autograd::Formula* formula_ = nullptr;
   std::atomic<const OpDef*> functional_form_{nullptr};
+  std::atomic<const OpDef*> inplace_form_{nullptr};
   std::array<std::atomic<const KernelEntry*>, kMaxDeviceTypes> kernels_{};
   mutable std::array<std::atomic<uint64_t>, kMaxDeviceTypes> fallbacks_{};
 };

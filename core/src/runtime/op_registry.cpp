@@ -80,11 +80,15 @@ OpDef& Dispatcher::def(const std::string& schema_text, const std::string& define
   s.order.push_back(op);
   // Link the in-place / functional pair, whichever came second.
   if (auto it = s.ops.find(functional_name(op->schema_)); it != s.ops.end() &&
-      is_inplace_form_of(op->schema_, it->second->schema_))
+      is_inplace_form_of(op->schema_, it->second->schema_)) {
     op->functional_form_.store(it->second, std::memory_order_release);
+    it->second->inplace_form_.store(op, std::memory_order_release);
+  }
   if (auto it = s.ops.find(inplace_name(op->schema_)); it != s.ops.end() &&
-      is_inplace_form_of(it->second->schema_, op->schema_))
+      is_inplace_form_of(it->second->schema_, op->schema_)) {
     it->second->functional_form_.store(op, std::memory_order_release);
+    op->inplace_form_.store(it->second, std::memory_order_release);
+  }
   return *op;
 }
 
