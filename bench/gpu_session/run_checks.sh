@@ -58,6 +58,9 @@ TAILN=30 step models 180 python3 bench/models/run_models.py --device cuda --conf
   --json "$LOGS/models.json"
 TAILN=12 step models_bf16 90 python3 bench/models/run_models.py --device cuda --config cuda --steps 5 \
   --models gpt --dtype bfloat16 --json "$LOGS/models_bf16.json"
+# Issue 24: a model traced on the CPU, saved, loaded onto the card from C++.
+step deploy 60 sh -c "PYTHONPATH=build/python python3 samples/python/train_digits.py --model cnn --epochs 15 \
+  --min-accuracy 0.9 --save-traced $LOGS/digits_cnn.loom && build/bin/deploy --model $LOGS/digits_cnn.loom --device cuda"
 TAILN=40 step bench 240 python3 bench/cuda_bench.py
 TAILN=12 step encoder 60 python3 bench/gpu_session/encoder_breakdown.py
 TAILN=15 step pytest 60 python3 -m pytest -q -p no:cacheprovider frontend_python/tests/test_device_runtime.py \
