@@ -111,6 +111,7 @@ bench: deps deps-bench
 	$(BUILD)/bin/loom_bench --benchmark_min_time=0.5 --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
 	PYTHONPATH=$(BUILD)/python /usr/bin/python3 bench/python_bench.py
 	PYTHONPATH=$(BUILD)/python /usr/bin/python3 bench/jit_bench.py
+	PYTHONPATH=$(BUILD)/python /usr/bin/python3 bench/jit_fusion_bench.py
 
 # Whole models (bench/models/: GPT, ResNet-18, the digits MLP) under loom and
 # PyTorch side by side: first loss, training step, inference, peak memory, at

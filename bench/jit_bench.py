@@ -8,11 +8,10 @@ traced (loom.jit.trace), PyTorch eager and torch.jit.trace + torch.jit.freeze.
 Medians of `--reps` calls, after warm-up.
 """
 import argparse
-import statistics
-import time
-
 import loom
 import torch
+
+from median_time import median_seconds
 
 
 def mlp(nn):
@@ -20,14 +19,7 @@ def mlp(nn):
 
 
 def median_us(fn, reps):
-    for _ in range(max(20, reps // 20)):
-        fn()
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times) * 1e6
+    return median_seconds(fn, reps, warmup=max(20, reps // 20)) * 1e6
 
 
 def main():

@@ -51,6 +51,9 @@ each case with the CPU plugin. See docs/conformance.md.
   --matrix <file.md>     op x dtype Markdown table
   --expect <file>        expectations: '<case-id-glob> <STATUS> <reason>' lines
   --no-fallback-ok       FALLBACK cases fail the run
+  --fused-cases <n>      random fused elementwise regions per dtype offered to
+                         the device's fused_* slots (default 24; 0: none; not
+                         run with -o or --case)
   --list                 print the selected case IDs and exit
   --in-process           run cases in this process (no isolation; debugging)
   --verbose              keep the workers' stdout and stderr
@@ -88,6 +91,14 @@ Options parse_options(int argc, const char* const* argv) {
     else if (a == "--matrix") o.matrix = value();
     else if (a == "--expect") o.expect = value();
     else if (a == "--no-fallback-ok") o.no_fallback_ok = true;
+    else if (a == "--fused-cases") {
+      const std::string v = value();
+      char* end = nullptr;
+      const long n = std::strtol(v.c_str(), &end, 10);
+      if (end == v.c_str() || *end != '\0' || n < 0 || n > 100000)
+        throw UsageError("--fused-cases needs a count from 0 to 100000, got '" + v + "'");
+      o.fused_cases = static_cast<int>(n);
+    }
     else if (a == "--list") o.list = true;
     else if (a == "--in-process") o.in_process = true;
     else if (a == "--verbose") o.verbose = true;

@@ -25,6 +25,7 @@ struct Options {
   bool no_fallback_ok = false;
   bool in_process = false;  // no workers: for debugging a case under gdb
   bool verbose = false;     // workers keep their stdout / stderr
+  int fused_cases = 24;     // --fused-cases: random fused regions per dtype (0: none)
   bool list = false;        // print the case IDs and exit
   bool help = false;
   bool worker = false;      // internal: serve cases to a runner

@@ -3,6 +3,7 @@
 
 #include "execute.h"
 #include "expectations.h"
+#include "fused_cases.h"
 #include "isolation.h"
 #include "report.h"
 
@@ -118,6 +119,13 @@ int run_conformance(const Options& o, const std::string& self_exe) {
   if (!o.matrix.empty()) write_matrix_file(o.matrix, info, results);
   if (o.perf) print_perf(std::cout, results);
   print_summary(std::cout, info, results);
+  // A whole-device run also offers random fused regions (a -o or --case run
+  // is about those ops).
+  if (o.fused_cases > 0 && filter.ops.empty() && filter.case_glob.empty()) {
+    const FusedReport fused = run_fused_cases(device, o.fused_cases);
+    print_fused_report(std::cout, device.str(), fused);
+    failed |= fused.failed();
+  }
   return failed ? 1 : 0;
 }
 

@@ -41,11 +41,13 @@ void bind_jit(py::module_& m) {
       .def("validate", &Graph::validate)
       .def("optimize", &jit::optimize,
            "simplify, fold_constants, eliminate_common_subexpressions, eliminate_dead_code, repeated while "
-           "they change something; returns how many nodes changed")
+           "they change something, then fuse_elementwise; returns how many nodes changed")
       .def("simplify", &jit::simplify)
       .def("fold_constants", &jit::fold_constants)
       .def("eliminate_common_subexpressions", &jit::eliminate_common_subexpressions)
       .def("eliminate_dead_code", &jit::eliminate_dead_code)
+      .def("fuse_elementwise", &jit::fuse_elementwise,
+           "Joins chains of elementwise ops into _fused nodes, offered to the device as one region")
       .def("run", [](const Graph& g, const std::vector<Tensor>& inputs) { return jit::run(g, inputs); },
            py::arg("inputs"), "Runs the graph on its inputs; returns the list of its outputs")
       .def_property_readonly("input_names", [](const Graph& g) {

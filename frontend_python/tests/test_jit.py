@@ -1,4 +1,6 @@
 """loom.jit: tracing models into graphs, running and parsing them."""
+import math
+
 import pytest
 
 import loom
@@ -168,3 +170,35 @@ def test_dynamic_batch_runs_any_batch_size():
         traced(loom.randn(2, 63))
     back = loom.jit.parse_graph(traced.code)
     assert str(back) == traced.code
+
+
+def new_gelu(x):
+    # nanoGPT's GELU, as its model.py writes it: eight elementwise ops.
+    return 0.5 * x * (1.0 + loom.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * loom.pow(x, 3.0))))
+
+
+def test_elementwise_chains_fuse_into_one_node_with_eager_bits(tmp_path):
+    x = loom.randn(64, 300)
+    traced = loom.jit.trace(new_gelu, (x,))
+    assert traced.graph.ops.count("mul") >= 4
+    traced.graph.optimize()
+    assert traced.graph.ops == ["_fused"]
+    assert bool((traced(x) == new_gelu(x)).all())
+    path = tmp_path / "gelu.loom"
+    loom.jit.save(traced, path)
+    assert bool((loom.jit.load(path)(x) == new_gelu(x)).all())
+
+
+def test_numbers_keep_their_promotion_in_a_graph():
+    # int64 * 2.5 is float32 (a Python number promotes by category only),
+    # before and after fusion, and after the text form's round trip.
+    def f(x):
+        return (x * 3 + 1) * 2.5
+    x = loom.arange(6)
+    traced = loom.jit.trace(f, (x,))
+    assert "wrapped" in str(traced.graph)
+    assert traced(x).dtype == loom.float32
+    traced.graph.fuse_elementwise()
+    assert traced(x).dtype == loom.float32
+    assert bool((traced(x) == f(x)).all())
+    assert str(loom.jit.parse_graph(str(traced.graph))) == str(traced.graph)

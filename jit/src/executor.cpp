@@ -67,10 +67,7 @@ std::vector<Tensor> run(const Graph& graph, const std::vector<Tensor>& inputs) {
       env[v->index] = inputs[next++];
       continue;
     }
-    auto it = graph.tensors().find(v->name);
-    LOOM_CHECK(it != graph.tensors().end(), "jit::run: the graph holds no tensor for its ",
-               v->kind == InputKind::Parameter ? "parameter" : "constant", " %", v->name);
-    env[v->index] = it->second;
+    env[v->index] = graph.held(*v);
   }
   // Each value's last reader: its slot is released right after it, so a
   // run holds no more intermediates than eager code would (graph outputs,

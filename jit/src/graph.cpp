@@ -115,6 +115,29 @@ Value* Graph::add_output_value(Node& node, DType dtype, std::vector<int64_t> siz
   return p;
 }
 
+const Tensor& Graph::held(const Value& v) const {
+  auto it = tensors_.find(v.name);
+  LOOM_CHECK(it != tensors_.end(), "jit::run: the graph holds no tensor for its ",
+             v.kind == InputKind::Parameter ? "parameter" : "constant", " %", v.name);
+  // The file and the text keep the flag on the value; the tensor, read back
+  // from safetensors, gets it here (the graph owns it).
+  if (v.wrapped_number != it->second.impl()->is_wrapped_number())
+    const_cast<TensorImpl*>(it->second.impl())->set_wrapped_number(v.wrapped_number);
+  return it->second;
+}
+
+void Graph::move_before(const Node* n, const Node* before) {
+  auto at = [&](const Node* x) {
+    for (size_t i = 0; i < nodes_.size(); ++i)
+      if (nodes_[i].get() == x) return i;
+    throw Error(ErrorKind::InvalidArgument, "graph: move_before got a node of another graph");
+  };
+  const size_t from = at(n);
+  std::unique_ptr<Node> moved = std::move(nodes_[from]);
+  nodes_.erase(nodes_.begin() + static_cast<std::ptrdiff_t>(from));
+  nodes_.insert(nodes_.begin() + static_cast<std::ptrdiff_t>(at(before)), std::move(moved));
+}
+
 Value* Graph::add_constant(const Tensor& t) {
   std::string name;
   for (int k = 0;; ++k) {
@@ -274,7 +297,8 @@ namespace {
 bool same_value(const Value* a, const Value* b) {
   if (!a || !b) return a == b;
   return a->name == b->name && a->dtype == b->dtype && a->sizes == b->sizes && a->device == b->device &&
-         (a->producer == nullptr) == (b->producer == nullptr) && (a->producer || a->kind == b->kind);
+         a->wrapped_number == b->wrapped_number && (a->producer == nullptr) == (b->producer == nullptr) &&
+         (a->producer || a->kind == b->kind);
 }
 }  // namespace
 

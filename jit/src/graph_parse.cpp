@@ -247,6 +247,7 @@ Graph parse_graph(std::string_view text, std::optional<Device> device) {
       InputKind kind = InputKind::Input;
       if (r.accept("param ")) kind = InputKind::Parameter;
       else if (r.accept("const ")) kind = InputKind::Constant;
+      const bool wrapped = r.accept("wrapped ");
       const std::string name = r.value_name();
       r.expect(":");
       DType dtype;
@@ -254,7 +255,9 @@ Graph parse_graph(std::string_view text, std::optional<Device> device) {
       Device device;
       r.type(dtype, sizes, device);
       if (g.find(name)) r.fail(cat("%", name, " is defined twice"));
-      g.add_input(name, dtype, sizes, device, kind);
+      Value* v = g.add_input(name, dtype, sizes, device, kind);
+      v->wrapped_number = wrapped;
+      if (wrapped && !sizes.empty()) r.fail(cat("%", name, " is marked wrapped (a number) but is not 0-d"));
     } while (r.accept(","));
     r.expect(")");
   }

@@ -110,7 +110,8 @@ std::string Graph::str() const {
   os << "graph(";
   for (size_t i = 0; i < inputs_.size(); ++i) {
     const Value& v = *inputs_[i];
-    os << (i ? ",\n      " : "") << kind_word(v.kind) << "%" << v.name << " : " << type_str(v);
+    os << (i ? ",\n      " : "") << kind_word(v.kind) << (v.wrapped_number ? "wrapped " : "") << "%" << v.name << " : "
+       << type_str(v);
   }
   os << "):\n";
   for (const auto& n : nodes_) os << "  " << node_str(*n) << "\n";

@@ -69,7 +69,13 @@ class Tracer final : public DispatchObserver {
   // The value a tensor the program produced or read stands for.
   // `user` names who reads it, for the error: "loom::matmul", "output 0".
   Value* value_of(const Tensor& t, const std::string& user) {
-    if (auto it = values_.find(t.impl()); it != values_.end()) return it->second;
+    if (auto it = values_.find(t.impl()); it != values_.end()) {
+      // A number's 0-d tensor is first seen being filled, before it is
+      // marked a wrapped number.
+      Value* v = it->second;
+      if (!v->producer && v->kind == InputKind::Constant && t.impl()->is_wrapped_number()) v->wrapped_number = true;
+      return v;
+    }
     if (auto it = storages_.find(t.storage().get()); it != storages_.end())
       throw Error(ErrorKind::Unsupported,
                   cat("jit::trace: ", user, " reads a tensor that shares the memory of %", it->second->name,
@@ -80,6 +86,7 @@ class Tracer final : public DispatchObserver {
     Value* v = g_.add_input(name, t.dtype(), std::vector<int64_t>(t.sizes().begin(), t.sizes().end()), t.device(),
                             InputKind::Constant);
     g_.tensors()[name] = t.detach();
+    v->wrapped_number = t.impl()->is_wrapped_number();
     remember(t, v);
     return v;
   }

@@ -32,6 +32,7 @@
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace loom::plugin {
 
@@ -244,7 +245,21 @@ class Registrar {
     d.file = file;
     d.line = line;
     throw_if_error(api_->kernel_register(api_->host, &d));
+    kernels_.push_back(RegisteredKernel{op, device_type, fn, kernel_data, dtypes, flags});
   }
+
+  // What kernel() registered, names copied.
+  struct RegisteredKernel {
+    std::string op, device_type;
+    LoomKernelFn fn;
+    void* kernel_data;
+    uint64_t dtypes;
+    uint32_t flags;
+  };
+  // Every kernel this registrar registered, in order: a plugin that runs
+  // its own kernels for a fused region (LoomDeviceTypeDesc.fused_compile)
+  // finds them here.
+  const std::vector<RegisteredKernel>& registered_kernels() const { return kernels_; }
 
   void fallback(const char* device_type, LoomKernelFn fn, void* kernel_data = nullptr,
                 const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
@@ -264,6 +279,7 @@ class Registrar {
 
  private:
   const LoomHostApi* api_;
+  std::vector<RegisteredKernel> kernels_;
 };
 
 }  // namespace loom::plugin

@@ -62,7 +62,7 @@ extern "C" {
 #endif
 
 #define LOOM_ABI_MAJOR 1
-#define LOOM_ABI_MINOR 3
+#define LOOM_ABI_MINOR 4
 
 /* The one symbol a plugin exports. */
 #define LOOM_PLUGIN_ENTRY_SYMBOL "loom_plugin_entry"
@@ -318,6 +318,95 @@ typedef struct LoomOpDef {
 } LoomOpDef;
 
 /* ======================================================================== */
+/* Fused elementwise regions (since 1.4)                                    */
+/* ======================================================================== */
+
+/* loom.jit's fusion pass joins chains of elementwise ops into regions and
+ * offers each region, once, to the device it runs on (LoomDeviceTypeDesc's
+ * fused_* slots). A region is a small expression DAG: a list of
+ * instructions, each reading earlier ones, over the region's inputs, all
+ * computed over ONE iteration space (the outputs' shape; every input is
+ * given broadcast to it). A device that compiles it returns a kernel the
+ * host runs for every later call; a device that declines (or has no slots)
+ * gets the region's ops one by one, like eager code.
+ *
+ * Op codes: LOOM_FUSED_INPUT and LOOM_FUSED_CAST, then one code per
+ * catalog op a region may hold, named by the op (X(CODE, "name")). Codes
+ * never change; new ops are appended (a minor bump). An instruction of a
+ * catalog op means exactly what that op's kernel computes when called with
+ * the instruction's `values` and with inputs of the instruction's argument
+ * dtypes, so a plugin can run a region with its own kernels. */
+enum {
+  LOOM_FUSED_INPUT = 0, /* the region's input args[0], of dtype `dtype` */
+  LOOM_FUSED_CAST = 1   /* args[0] converted to `dtype` (copy_'s rules:
+                           float to int truncates, to bool is != 0) */
+};
+#define LOOM_FUSED_OP_LIST(X)                                             \
+  X(ADD, "add", 2) X(SUB, "sub", 3) X(MUL, "mul", 4) X(DIV, "div", 5)     \
+  X(REMAINDER, "remainder", 6) X(FMOD, "fmod", 7) X(POW, "pow", 8)        \
+  X(MAXIMUM, "maximum", 9) X(MINIMUM, "minimum", 10)                      \
+  X(ATAN2, "atan2", 11) X(BITWISE_AND, "bitwise_and", 12)                 \
+  X(BITWISE_OR, "bitwise_or", 13) X(BITWISE_XOR, "bitwise_xor", 14)       \
+  X(LOGICAL_AND, "logical_and", 15) X(LOGICAL_OR, "logical_or", 16)       \
+  X(LOGICAL_XOR, "logical_xor", 17) X(EQ, "eq", 18) X(NE, "ne", 19)       \
+  X(LT, "lt", 20) X(LE, "le", 21) X(GT, "gt", 22) X(GE, "ge", 23)         \
+  X(WHERE, "where", 24) X(LERP, "lerp", 25) X(NEG, "neg", 26)             \
+  X(RELU, "relu", 27) X(EXP, "exp", 28) X(ROUND, "round", 29)             \
+  X(GELU, "gelu", 30) X(SOFTPLUS, "softplus", 31) X(ELU, "elu", 32)       \
+  X(LEAKY_RELU, "leaky_relu", 33) X(NAN_TO_NUM, "nan_to_num", 34)         \
+  X(CLAMP, "clamp", 35) X(ABS, "abs", 36) X(SIGN, "sign", 37)             \
+  X(SQUARE, "square", 38) X(EXP2, "exp2", 39) X(EXPM1, "expm1", 40)       \
+  X(LOG, "log", 41) X(LOG2, "log2", 42) X(LOG1P, "log1p", 43)             \
+  X(SQRT, "sqrt", 44) X(RSQRT, "rsqrt", 45)                               \
+  X(RECIPROCAL, "reciprocal", 46) X(SIN, "sin", 47) X(COS, "cos", 48)     \
+  X(TAN, "tan", 49) X(TANH, "tanh", 50) X(SIGMOID, "sigmoid", 51)         \
+  X(ERF, "erf", 52) X(FLOOR, "floor", 53) X(CEIL, "ceil", 54)             \
+  X(TRUNC, "trunc", 55) X(SILU, "silu", 56)                               \
+  X(LOGICAL_NOT, "logical_not", 57) X(ISNAN, "isnan", 58)                 \
+  X(ISINF, "isinf", 59) X(ISFINITE, "isfinite", 60)                       \
+  X(HARDTANH, "hardtanh", 61)
+
+#define LOOM_FUSED_OP_ENUM_(CODE, name, value) LOOM_FUSED_##CODE = value,
+enum { LOOM_FUSED_OP_LIST(LOOM_FUSED_OP_ENUM_) LOOM_FUSED_OP_END_ };
+#undef LOOM_FUSED_OP_ENUM_
+
+/* One instruction. Frozen layout (regions are only ever read by plugins).
+ * Its value is referred to by its index in LoomFusedRegion.instrs. */
+typedef struct LoomFusedInstr {
+  int32_t op;            /* LOOM_FUSED_INPUT, LOOM_FUSED_CAST or a catalog
+                            op's LOOM_FUSED_* code */
+  int32_t dtype;         /* the result's LOOM_DTYPE_* */
+  int32_t compute_dtype; /* the dtype the op's kernel computes in (its
+                            LoomKernelDesc.dtypes mask is checked against
+                            it); equals `dtype` for INPUT and CAST */
+  int32_t num_args;      /* tensor arguments, 0..3 (INPUT: 0) */
+  int32_t args[3];       /* INPUT: args[0] is the region input's index;
+                            else earlier instructions, in the op's schema
+                            order, each already of the dtype the op's kernel
+                            gets (the host inserted the CASTs) */
+  int32_t num_values;
+  const LoomValue* values; /* the op's non-tensor arguments in schema
+                              order, as its kernel gets them (defaults
+                              filled in); NULL when num_values is 0 */
+} LoomFusedInstr;
+
+/* A region offered to fused_compile. Every pointer is borrowed for that
+ * call: a plugin that keeps anything copies it. */
+typedef struct LoomFusedRegion {
+  size_t struct_size;
+  uint64_t hash;          /* of everything below but `text`: equal regions
+                             hash equal (a plugin's compile-cache key) */
+  int32_t num_inputs;     /* inputs of fused_run, in this order */
+  int32_t num_instrs;
+  const LoomFusedInstr* instrs;
+  int32_t num_outputs;    /* outputs of fused_run, in this order */
+  int32_t reserved;       /* zero */
+  const int32_t* outputs; /* the instruction each output holds */
+  const char* text;       /* the region in loom's graph text form, for
+                             messages and logs only */
+} LoomFusedRegion;
+
+/* ======================================================================== */
 /* Device types                                                             */
 /* ======================================================================== */
 
@@ -488,6 +577,30 @@ typedef struct LoomDeviceTypeDesc {
                              int32_t* out_done);
   LoomError* (*event_query)(void* device_data, int32_t index, void* event,
                             int32_t* out_done);
+
+  /* --- since 1.4 --- */
+  /* optional, all three or none: fused elementwise regions (see
+   * LoomFusedRegion). fused_compile either returns NULL with *out_kernel
+   * set to the plugin's compiled kernel for `region` on device `index`, or
+   * declines with LOOM_STATUS_UNSUPPORTED and a message saying why (the
+   * host then runs the region op by op and does not offer it again); any
+   * other error is reported to the user. The host calls it once per
+   * region, device and process, and never for a region it already has.
+   * fused_run runs a kernel fused_compile returned, on the same device:
+   * `inputs` are the region's inputs broadcast to the outputs' shape
+   * (strides 0 where broadcast, any strides otherwise) in region order and
+   * of the INPUT instructions' dtypes; `outputs` are freshly allocated,
+   * contiguous, of the outputs' instructions' dtypes, and never alias an
+   * input. `stream` as in LoomKernelCall. fused_release frees a kernel;
+   * the host calls it at most once, and never during a fused_run of it. */
+  LoomError* (*fused_compile)(void* device_data, int32_t index,
+                              const LoomFusedRegion* region,
+                              void** out_kernel);
+  LoomError* (*fused_run)(void* device_data, int32_t index, void* kernel,
+                          const LoomTensorDesc* inputs, int32_t num_inputs,
+                          const LoomTensorDesc* outputs, int32_t num_outputs,
+                          void* stream);
+  void (*fused_release)(void* device_data, void* kernel);
 } LoomDeviceTypeDesc;
 
 /* ======================================================================== */

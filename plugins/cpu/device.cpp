@@ -4,6 +4,7 @@
 // streams or events, so every kernel has finished when it returns and
 // synchronize has nothing to do.
 #include "common.hpp"
+#include "fused_region.hpp"
 #include "host_allocator.hpp"
 #include "kernels.hpp"
 
@@ -89,6 +90,7 @@ LoomDeviceTypeDesc make_desc() {
   d.set_num_threads = &set_num_threads;
   d.get_num_threads = &get_num_threads;
   // Streams and events stay NULL: CPU kernels run synchronously.
+  fill_fused_slots(d);
   return d;
 }
 

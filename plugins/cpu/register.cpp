@@ -2,6 +2,7 @@
 // the dtypes it takes, one family per call; the families and their names
 // are the CUDA plugin's (plugins/cuda/register.cpp). Kernels take any
 // strides; layer_norm, the cross_entropy pair and _rnn are CONTIGUOUS_ONLY.
+#include "fused_region.hpp"
 #include "kernels.hpp"
 
 #include <loom/plugin.hpp>
@@ -26,6 +27,7 @@ void init(plugin::Registrar& r) {
   register_batch_norm_kernels(r);
   register_rnn_kernels(r);
   register_optim_kernels(r);
+  remember_kernels_for_regions(r);  // last: it reads what the others registered
 }
 
 }  // namespace

@@ -163,6 +163,22 @@ LoomError* copy_on_device(void*, int32_t, void* dst, int32_t src_index, const vo
   });
 }
 
+// sim offers no fused kernels: it declines every region, which proves the
+// decline path (the host runs the region op by op, through sim's kernels and
+// the CPU fallback). fused_run and fused_release are never called then, but
+// the slots are all or none.
+LoomError* fused_compile(void*, int32_t, const LoomFusedRegion* region, void**) {
+  return make_error(LOOM_STATUS_UNSUPPORTED,
+                    "sim declines fused regions (" + std::to_string(region->num_instrs) +
+                        " instructions): it runs them op by op");
+}
+
+LoomError* fused_run(void*, int32_t, void*, const LoomTensorDesc*, int32_t, const LoomTensorDesc*, int32_t, void*) {
+  return make_error(LOOM_STATUS_INTERNAL, "sim: fused_run called, but sim compiles no region");
+}
+
+void fused_release(void*, void*) {}
+
 }  // namespace
 
 LoomDeviceTypeDesc device_type_desc() {
@@ -184,6 +200,9 @@ LoomDeviceTypeDesc device_type_desc() {
   d.empty_cache = &empty_cache;
   d.reset_peak_memory_stats = &reset_peak_memory_stats;
   add_runtime_slots(d);
+  d.fused_compile = &fused_compile;
+  d.fused_run = &fused_run;
+  d.fused_release = &fused_release;
   return d;
 }
 

@@ -53,6 +53,7 @@ struct DeviceRuntimeFeatures {
   bool pinned_memory = false;  // host_allocate: Tensor::pin_memory (ABI 1.3)
   bool stream_wait = false;    // stream_wait_event: waits without the host
   bool queries = false;        // stream_query and event_query
+  bool fusion = false;         // fused_compile/run/release: loom.jit's fused regions (ABI 1.4)
 };
 // Throws when no plugin provides the type (loads it on first use).
 DeviceRuntimeFeatures device_runtime_features(std::string_view type_name);

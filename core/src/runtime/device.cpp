@@ -84,6 +84,9 @@ void check_slot_groups(const LoomDeviceTypeDesc& d) {
   all_or_none("pinned-memory", {{"host_allocate", d.host_allocate != nullptr},
                                 {"host_deallocate", d.host_deallocate != nullptr}});
   all_or_none("query", {{"stream_query", d.stream_query != nullptr}, {"event_query", d.event_query != nullptr}});
+  all_or_none("fusion", {{"fused_compile", d.fused_compile != nullptr},
+                         {"fused_run", d.fused_run != nullptr},
+                         {"fused_release", d.fused_release != nullptr}});
   auto needs = [&](bool slot, const char* name, bool capability, const char* what) {
     if (slot && !capability)
       throw Error(cat("device type '", d.name, "' fills ", name, " but not the ", what, " slots it works on"));

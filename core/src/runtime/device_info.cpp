@@ -41,6 +41,7 @@ DeviceRuntimeFeatures device_runtime_features(std::string_view type_name) {
   f.pinned_memory = desc.host_allocate != nullptr && desc.host_deallocate != nullptr;
   f.stream_wait = desc.stream_wait_event != nullptr;
   f.queries = desc.stream_query != nullptr && desc.event_query != nullptr;
+  f.fusion = desc.fused_compile != nullptr;
   return f;
 }
 

@@ -25,7 +25,7 @@ size_t fold_constants(Graph& g) {
       const bool constant = !in->producer && in->kind == InputKind::Constant && !written(in);
       all_constant = all_constant && constant;
       if (!all_constant) break;
-      args.push_back(&g.tensors().at(in->name));
+      args.push_back(&g.held(*in));
     }
     if (!all_constant) continue;
     bool results_written = false;

@@ -13,6 +13,7 @@ size_t optimize(Graph& g) {
     total += changed;
     if (!changed) break;
   }
+  total += fuse_elementwise(g);
   g.validate();
   return total;
 }

@@ -65,6 +65,10 @@ struct Value {
   Node* producer = nullptr;  // nullptr for graph inputs, parameters and constants
   InputKind kind = InputKind::Input;  // meaningful when producer is nullptr
   size_t index = 0;  // dense, in order of definition: the executor's slot
+  // A number the program passed to an op (x * 2.5): a 0-d tensor that takes
+  // part in type promotion only by its category, as PyTorch's wrapped
+  // numbers do (int64 x * 2.5 is float32, not float64). Printed `wrapped`.
+  bool wrapped_number = false;
 };
 
 struct Node {
@@ -90,6 +94,8 @@ class Graph {
   Value* add_output_value(Node& node, DType dtype, std::vector<int64_t> sizes, Device device,
                           std::string name = "");
   void add_graph_output(Value* v) { outputs_.push_back(v); }
+  // Moves node `n` to just before `before` (both of this graph).
+  void move_before(const Node* n, const Node* before);
   // A constant input holding `t`, named c<k> (the first free k).
   Value* add_constant(const Tensor& t);
 
@@ -109,6 +115,10 @@ class Graph {
   const std::vector<std::unique_ptr<Node>>& nodes() const { return nodes_; }
   Value* find(const std::string& name) const;  // nullptr when absent
   size_t num_values() const { return values_.size(); }
+
+  // The tensor a Parameter or Constant input holds (marked a wrapped number
+  // where the value is one); throws naming the value when the graph has none.
+  const Tensor& held(const Value& v) const;
 
   // The tensors of the Parameter and Constant inputs, by name.
   std::map<std::string, Tensor>& tensors() { return tensors_; }

@@ -30,9 +30,20 @@ size_t eliminate_common_subexpressions(Graph& g);
 // dims, a permute that undoes the previous one.
 size_t simplify(Graph& g);
 
+// Elementwise fusion: maximal regions of elementwise ops (unary, binary,
+// comparisons, where, casts, clamp, activations — plugin_api.h's
+// LOOM_FUSED_OP_LIST) over one shape, whose intermediates nothing outside
+// the region reads, become one `_fused` node whose body is those ops as a
+// graph. Running it offers the region to the device (its fused_* slots):
+// one compiled pass over the data where the device accepts, the body op
+// by op where it declines or where autograd records. Returns how many
+// nodes went.
+size_t fuse_elementwise(Graph& g);
+
 // simplify, fold_constants, eliminate_common_subexpressions and
 // eliminate_dead_code, in that order, repeated while any of them changes
-// something (at most 8 rounds); validates the result. Returns the total.
+// something (at most 8 rounds); then fuse_elementwise; validates the
+// result. Returns the total.
 size_t optimize(Graph& g);
 
 }  // namespace loom::jit

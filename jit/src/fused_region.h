@@ -1,0 +1,54 @@
+// fused_region.h (jit-internal) — what a `_fused` node holds and does: its
+// body (a graph of elementwise ops over the region's inputs), the
+// LoomFusedRegion the body becomes for a device's fused_* slots, and the
+// node-by-node run a declined region takes.
+#pragma once
+
+#include <loom/fusion.h>
+#include <loom/jit/graph.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace loom::jit::internal {
+
+// The LOOM_FUSED_* code a node becomes in a region (LOOM_FUSED_CAST for a
+// dtype-only _to_copy), or -1 when it cannot join one: not an elementwise
+// op of plugin_api.h's table, an in-place op, more than one result, or an
+// argument a region cannot carry.
+int32_t fusion_code(const Node& n);
+
+// One `_fused` node's body, parsed once per distinct text and shared by
+// every node and graph that holds it.
+class FusedBody {
+ public:
+  explicit FusedBody(Graph body);
+
+  const Graph& graph() const { return body_; }
+  // The body's ops one by one through the dispatcher (with autograd, when
+  // it records): the decline path and the derivative.
+  std::vector<Tensor> run_node_by_node(const std::vector<const Tensor*>& inputs) const;
+  // The kernel `device` compiled for the body, compiling on first use;
+  // nullptr when it declined (why: declined(device)).
+  std::shared_ptr<const fusion::Kernel> kernel(Device device);
+  std::string declined(Device device);
+
+ private:
+  Graph body_;
+  std::unique_ptr<fusion::RegionBuilder> spec_;  // nullptr when the body cannot be described (spec_error_)
+  std::string spec_text_, spec_error_;
+  std::mutex mutex_;
+  std::map<std::pair<int, int>, fusion::Compiled> compiled_;
+};
+
+// The body for a `_fused` node's text (parsed on first sight, cached).
+std::shared_ptr<FusedBody> fused_body(std::string_view text);
+
+// The `_fused` op: `_fused(Tensor[] inputs, str body) -> Tensor`.
+const OpDef& fused_op();
+
+}  // namespace loom::jit::internal
