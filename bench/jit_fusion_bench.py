@@ -4,7 +4,10 @@ STREAM copy bandwidth of the same machine in the same run, and PyTorch's
 eager and torch.jit.trace + freeze of the same function.
 
     PYTHONPATH=build/python /usr/bin/python3 bench/jit_fusion_bench.py [--threads 1] [--reps 10]
-        [--numel 16777216]
+        [--numel 16777216] [--device cuda]
+
+On a GPU (--device cuda) the fused region is the CUDA plugin's NVRTC kernel,
+and PyTorch's torch.compile joins the peers where it is available.
 
 "copy" is y.copy_(x) over the same number of float32 elements: it moves
 the bytes a fused GELU must move (read x, write y), so copy time / fused
@@ -34,14 +37,30 @@ def main():
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--reps", type=int, default=10)
     p.add_argument("--numel", type=int, default=16 * 1024 * 1024)
+    p.add_argument("--device", default="cpu")
     a = p.parse_args()
     torch.set_num_threads(a.threads)
     loom.set_num_threads(a.threads)
     torch.manual_seed(0)
+    gpu = a.device != "cpu"
     tx = torch.randn(a.numel)
-    lx = loom.tensor(tx.numpy())
-    ly = loom.empty(a.numel)
-    ty = torch.empty(a.numel)
+    lx = loom.tensor(tx.numpy()).to(a.device)
+    ly = loom.empty(a.numel, device=a.device)
+    tx = tx.to(a.device)
+    ty = torch.empty(a.numel, device=a.device)
+
+    def synced(fn, sync):
+        def run():
+            fn()
+            if gpu:
+                sync()
+        return run
+
+    def lsync():
+        loom.cuda.synchronize()
+
+    def tsync():
+        torch.cuda.synchronize()
 
     f = gelu_ops(loom)
     with loom.no_grad():
@@ -49,9 +68,9 @@ def main():
         traced.graph.optimize()
         assert traced.graph.ops == ["_fused"], traced.graph.ops
         assert bool((traced(lx) == f(lx)).all().item()), "the fused region must give eager's bits"
-        copy = median_ms(lambda: ly.copy_(lx), a.reps)
-        eager = median_ms(lambda: f(lx), a.reps)
-        fused = median_ms(lambda: traced(lx), a.reps)
+        copy = median_ms(synced(lambda: ly.copy_(lx), lsync), a.reps)
+        eager = median_ms(synced(lambda: f(lx), lsync), a.reps)
+        fused = median_ms(synced(lambda: traced(lx), lsync), a.reps)
     tf = gelu_ops(torch)
     with torch.no_grad():
         # torch.jit.freeze takes modules: wrap the function in one.
@@ -60,16 +79,23 @@ def main():
                 return tf(x)
 
         tjt = torch.jit.freeze(torch.jit.trace(Gelu().eval(), (tx,)))
-        t_copy = median_ms(lambda: ty.copy_(tx), a.reps)
-        t_eager = median_ms(lambda: tf(tx), a.reps)
-        t_jit = median_ms(lambda: tjt(tx), a.reps)
+        t_copy = median_ms(synced(lambda: ty.copy_(tx), tsync), a.reps)
+        t_eager = median_ms(synced(lambda: tf(tx), tsync), a.reps)
+        t_jit = median_ms(synced(lambda: tjt(tx), tsync), a.reps)
+        t_compile = None
+        if gpu and hasattr(torch, "compile"):
+            tc = torch.compile(tf)
+            t_compile = median_ms(synced(lambda: tc(tx), tsync), a.reps)
     gb = 2 * 4 * a.numel / 1e9
-    print(f"{a.threads} thread(s), {a.numel} float32, medians of {a.reps}; PyTorch {torch.__version__}")
+    where = a.device if gpu else f"{a.threads} thread(s)"
+    print(f"{where}, {a.numel} float32, medians of {a.reps}; PyTorch {torch.__version__}")
     print(f"{'':<28}{'loom':>10}{'PyTorch':>10}")
     print(f"{'copy (GB/s)':<28}{gb / copy * 1e3:>10.1f}{gb / t_copy * 1e3:>10.1f}")
     print(f"{'copy':<28}{copy:>8.2f}ms{t_copy:>8.2f}ms")
     print(f"{'GELU as 8 ops, eager':<28}{eager:>8.2f}ms{t_eager:>8.2f}ms")
     print(f"{'GELU traced (loom: fused)':<28}{fused:>8.2f}ms{t_jit:>8.2f}ms")
+    if t_compile is not None:
+        print(f"{'GELU torch.compile':<28}{'':>10}{t_compile:>8.2f}ms   (loom fused vs it: {t_compile / fused:.2f}x)")
     print(f"loom traced vs eager: {eager / fused:.2f}x (target 3x); fused at {copy / fused:.2f} of loom's copy "
           f"bandwidth (target 0.8); loom fused vs torch.jit.trace: {t_jit / fused:.2f}x")
 

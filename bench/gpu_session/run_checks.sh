@@ -44,7 +44,7 @@ export PYTHONPATH=$ROOT/build/python PYTHONUNBUFFERED=1
 if [ -n "${ONLY:-}" ]; then eval "$ONLY"; el "done"; exit; fi
 
 TAILN=20 step info 20 build/bin/loom-info
-for t in plugin coverage indexing_device cross_entropy_device batch_norm_device attention_device; do
+for t in plugin coverage indexing_device cross_entropy_device batch_norm_device attention_device fused_codegen; do
   step "t_$t" 90 build/bin/cuda_${t}_tests
 done
 step train_mlp 60 build/bin/train_mlp --device cuda
@@ -61,6 +61,9 @@ TAILN=12 step models_bf16 90 python3 bench/models/run_models.py --device cuda --
 # Issue 24: a model traced on the CPU, saved, loaded onto the card from C++.
 step deploy 60 sh -c "PYTHONPATH=build/python python3 samples/python/train_digits.py --model cnn --epochs 15 \
   --min-accuracy 0.9 --save-traced $LOGS/digits_cnn.loom && build/bin/deploy --model $LOGS/digits_cnn.loom --device cuda"
+# Issue 24: the CUDA plugin's NVRTC regions: GELU as eight ops over 64M floats (fused vs
+# eager vs copy bandwidth vs torch.compile); loom-conformance above ran the random regions.
+TAILN=10 step fusion_gpu 120 python3 bench/jit_fusion_bench.py --device cuda --numel 67108864 --reps 20
 TAILN=40 step bench 240 python3 bench/cuda_bench.py
 TAILN=12 step encoder 60 python3 bench/gpu_session/encoder_breakdown.py
 TAILN=15 step pytest 60 python3 -m pytest -q -p no:cacheprovider frontend_python/tests/test_device_runtime.py \

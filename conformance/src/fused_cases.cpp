@@ -91,12 +91,7 @@ Tensor random_input(DType dtype, IntArrayRef sizes, std::mt19937_64& rng) {
   return t.to(dtype);
 }
 
-struct Case {
-  fusion::RegionBuilder builder;
-  std::vector<Tensor> inputs;  // on the CPU
-};
-
-void make_case(Case& c, DType dtype, std::mt19937_64& rng, const std::vector<const OpDef*>& ops) {
+void make_case(RandomRegion& c, DType dtype, std::mt19937_64& rng, const std::vector<const OpDef*>& ops) {
   std::vector<int32_t> pool;
   const int n_inputs = 1 + static_cast<int>(rng() % 3);
   for (int i = 0; i < n_inputs; ++i) {
@@ -113,7 +108,7 @@ void make_case(Case& c, DType dtype, std::mt19937_64& rng, const std::vector<con
       }
     }
     c.inputs.push_back(random_input(d, sizes, rng));
-    pool.push_back(c.builder.input(d, static_cast<int64_t>(sizes.size())));
+    pool.push_back(c.builder->input(d, static_cast<int64_t>(sizes.size())));
   }
   const int n_ops = 2 + static_cast<int>(rng() % 7);
   int32_t last = pool.back();
@@ -124,7 +119,7 @@ void make_case(Case& c, DType dtype, std::mt19937_64& rng, const std::vector<con
       for (const Argument& a : op.schema().args)
         if (a.is_tensor()) args.push_back(rng() % 2 ? last : pool[rng() % pool.size()]);
       try {
-        last = c.builder.add(op, args, draw_values(op, rng));
+        last = c.builder->add(op, args, draw_values(op, rng));
         pool.push_back(last);
         break;
       } catch (const Error&) {
@@ -132,30 +127,35 @@ void make_case(Case& c, DType dtype, std::mt19937_64& rng, const std::vector<con
       }
     }
   }
-  c.builder.output(last);
+  c.builder->output(last);
   if (pool.size() > static_cast<size_t>(n_inputs) + 1 && rng() % 3 == 0)
-    c.builder.output(pool[static_cast<size_t>(n_inputs) + rng() % (pool.size() - static_cast<size_t>(n_inputs) - 1)]);
+    c.builder->output(pool[static_cast<size_t>(n_inputs) + rng() % (pool.size() - static_cast<size_t>(n_inputs) - 1)]);
 }
 
 }  // namespace
 
+RandomRegion random_region(DType dtype, uint64_t seed) {
+  static const auto ops = fusable_ops();
+  std::mt19937_64 rng(seed);
+  RandomRegion c;
+  make_case(c, dtype, rng, ops);
+  return c;
+}
+
 FusedReport run_fused_cases(Device device, int per_dtype, uint64_t seed) {
   FusedReport report;
-  const auto ops = fusable_ops();
   for (int code = 0; code < LOOM_DTYPE_COUNT; ++code) {
     const DType dtype = static_cast<DType>(code);
     for (int i = 0; i < per_dtype; ++i) {
-      std::mt19937_64 rng(seed * 1000003u + static_cast<uint64_t>(code) * 7919u + static_cast<uint64_t>(i));
-      Case c;
-      make_case(c, dtype, rng, ops);
-      const LoomFusedRegion& region = c.builder.region();
+      RandomRegion c = random_region(dtype, seed * 1000003u + static_cast<uint64_t>(code) * 7919u + static_cast<uint64_t>(i));
+      const LoomFusedRegion& region = c.builder->region();
       ++report.cases;
       const std::string id = "fused/" + std::string(name(dtype)) + "/" + std::to_string(i);
       std::vector<Tensor> expected;
       std::vector<const Tensor*> cpu_in;
       for (const Tensor& t : c.inputs) cpu_in.push_back(&t);
       try {
-        expected = c.builder.run_reference(cpu_in);
+        expected = c.builder->run_reference(cpu_in);
       } catch (const Error&) {
         ++report.skipped;
         continue;

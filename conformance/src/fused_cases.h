@@ -4,6 +4,8 @@
 #pragma once
 
 #include <loom/device.h>
+#include <loom/fusion.h>
+#include <loom/tensor.h>
 
 #include <cstdint>
 #include <iosfwd>
@@ -21,6 +23,14 @@ struct FusedReport {
   std::vector<std::string> failures;  // region text, dtype and what differed
   bool failed() const { return !failures.empty(); }
 };
+
+// One random region over `dtype`, reproducible from `seed`, and CPU inputs
+// for it (also what a plugin's own tests can feed its region compiler).
+struct RandomRegion {
+  std::unique_ptr<fusion::RegionBuilder> builder = std::make_unique<fusion::RegionBuilder>();
+  std::vector<Tensor> inputs;
+};
+RandomRegion random_region(DType dtype, uint64_t seed);
 
 // `per_dtype` regions for every dtype, reproducible from `seed`.
 FusedReport run_fused_cases(Device device, int per_dtype, uint64_t seed = 1);

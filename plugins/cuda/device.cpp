@@ -4,6 +4,9 @@
 // naming the device and the call; none of them throws across the ABI.
 #include "cuda_error.hpp"
 #include "device.hpp"
+#ifdef LOOM_GPU_HAVE_FUSION
+#include "fused_region.hpp"
+#endif
 #include "runtime.hpp"
 
 #include "vendor/gpu_runtime.hpp"
@@ -293,6 +296,9 @@ LoomDeviceTypeDesc make_desc() {
   d.stream_wait_event = &stream_wait_event;
   d.stream_query = &stream_query;
   d.event_query = &event_query;
+#ifdef LOOM_GPU_HAVE_FUSION
+  fill_fused_slots(d);
+#endif
   return d;
 }
 
