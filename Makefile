@@ -23,8 +23,9 @@ DEPS := cmake ninja-build g++ ccache \
 # PyTorch reaches matmul through; without it torch falls to netlib BLAS.
 BENCH_DEPS := libtorch-dev libopenblas0-openmp
 # PyTorch 1.13 for Python is the tests' oracle for gradients and op
-# semantics numpy lacks (make test only; tests skip without it).
-TEST_DEPS := python3-torch
+# semantics numpy lacks; python3-onnx (1.12) builds and checks the files of
+# loom.onnx.export (make test only; tests skip without them).
+TEST_DEPS := python3-torch python3-onnx
 # clang 14 and its runtime (libFuzzer, the sanitizers): make fuzz only.
 FUZZ_DEPS := clang libclang-rt-14-dev
 

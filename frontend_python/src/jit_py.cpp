@@ -33,6 +33,58 @@ std::vector<Tensor> tensors_of(const py::object& result) {
 
 }  // namespace
 
+namespace {
+
+py::dict value_info(const jit::Value& v) {
+  py::dict d;
+  d["name"] = v.name;
+  d["kind"] = v.producer ? "node"
+              : v.kind == jit::InputKind::Parameter ? "param"
+              : v.kind == jit::InputKind::Constant  ? "const"
+                                                    : "input";
+  d["dtype"] = dtype_object(v.dtype);
+  d["sizes"] = v.sizes;
+  d["wrapped_number"] = v.wrapped_number;
+  return d;
+}
+
+py::object attr_object(const jit::Attr& a) {
+  using K = jit::Attr::Kind;
+  switch (a.kind) {
+    case K::None: return py::none();
+    case K::Bool: return py::bool_(a.i != 0);
+    case K::Int: return py::int_(a.i);
+    case K::Float: return py::float_(a.f);
+    case K::IntList: return py::cast(a.ints);
+    case K::FloatList: return py::cast(a.floats);
+    case K::String: return py::str(a.s);
+    case K::DType: return dtype_object(static_cast<DType>(a.i));
+    case K::Device: return py::str(a.device.str());
+    case K::TensorList: return py::int_(a.i);
+  }
+  return py::none();
+}
+
+py::dict node_info(const jit::Node& n) {
+  py::dict d;
+  d["op"] = n.op->name();
+  py::list inputs, outputs;
+  for (const jit::Value* v : n.inputs) inputs.append(v ? py::object(py::str(v->name)) : py::none());
+  for (const jit::Value* v : n.outputs) outputs.append(v->name);
+  py::dict args;
+  size_t k = 0;
+  for (const Argument& a : n.op->schema().args) {
+    if (a.type == ArgType::Tensor) continue;
+    if (k < n.attrs.size()) args[py::str(a.name)] = attr_object(n.attrs[k++]);
+  }
+  d["inputs"] = inputs;
+  d["args"] = args;
+  d["outputs"] = outputs;
+  return d;
+}
+
+}  // namespace
+
 void bind_jit(py::module_& m) {
   using jit::Graph;
   py::class_<Graph, std::shared_ptr<Graph>>(m, "Graph",
@@ -73,6 +125,25 @@ void bind_jit(py::module_& m) {
         for (const auto& [name, t] : g.tensors()) out[py::str(name)] = t;
         return out;
       }, "The parameters and constants the graph holds, by name")
+      .def("values_info", [](const Graph& g) {
+        py::list out;
+        for (const jit::Value* v : g.inputs()) out.append(value_info(*v));
+        for (const auto& n : g.nodes())
+          for (const jit::Value* v : n->outputs) out.append(value_info(*v));
+        return out;
+      }, "Every value: dict(name, kind ('input', 'param', 'const' or 'node'), dtype, sizes (-1: dynamic), "
+         "wrapped_number)")
+      .def("nodes_info", [](const Graph& g) {
+        py::list out;
+        for (const auto& n : g.nodes()) out.append(node_info(*n));
+        return out;
+      }, "Every node in order: dict(op, inputs (value names, None where absent), args (the other "
+         "arguments by schema name), outputs (value names))")
+      .def_property_readonly("output_names", [](const Graph& g) {
+        std::vector<std::string> out;
+        for (const jit::Value* v : g.outputs()) out.push_back(v->name);
+        return out;
+      })
       .def("set_tensor", [](Graph& g, const std::string& name, const Tensor& t) {
         const jit::Value* v = g.find(name);
         if (!v || v->producer || v->kind == jit::InputKind::Input)
