@@ -121,16 +121,16 @@ bench: deps deps-bench
 bench-models: build deps-test
 	PYTHONPATH=$(BUILD)/python /usr/bin/python3 bench/models/run_models.py $(MODELS_ARGS)
 
-# libFuzzer targets of the three parsers of untrusted input (plugin
-# manifests, op schemas, safetensors files), built with clang in their own
+# libFuzzer targets of the four parsers of untrusted input (plugin
+# manifests, op schemas, safetensors files, jit model files), built with clang in their own
 # tree and run FUZZ_SECONDS each; fails naming the input of any crash. Not
 # part of make test (see fuzz/README.md).
 FUZZ_BUILD   ?= build-fuzz
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= manifest schema safetensors
-fuzz: deps deps-fuzz
+FUZZ_TARGETS ?= manifest schema safetensors jit_model
+fuzz: build deps-fuzz
 	cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DLOOM_FUZZ=ON \
-	  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ $(CMAKE_ARGS)
+	  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DLOOM_FUZZ_LIBRARY_DIR=$(abspath $(BUILD))/lib $(CMAKE_ARGS)
 	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target $(addprefix fuzz_,$(FUZZ_TARGETS))
 	fuzz/run_fuzzers.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
