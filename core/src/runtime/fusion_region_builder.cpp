@@ -4,6 +4,7 @@
 #include <loom/fusion.h>
 #include <loom/op_call.h>
 #include <loom/op_registry.h>
+#include <loom/ops.h>
 
 #include <cstring>
 
@@ -86,7 +87,8 @@ int32_t RegionBuilder::add(const OpDef& op, const std::vector<int32_t>& args, co
     (void)dtype(a);  // checks the index
     const int64_t r = ranks_[static_cast<size_t>(a)];
     rank = std::max(rank, r);
-    probes.push_back(detail::empty_contiguous(cpu_device(), dtype(a), DimVector(static_cast<size_t>(r), 1)));
+    // Zeros, not empty: prepare may cast a probe, which reads it.
+    probes.push_back(zeros(DimVector(static_cast<size_t>(r), 1), dtype(a)));
     if (wrapped_[static_cast<size_t>(a)]) const_cast<TensorImpl*>(probes.back().impl())->set_wrapped_number(true);
   }
   OpCall call(op);
