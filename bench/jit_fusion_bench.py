@@ -71,6 +71,18 @@ def main():
         copy = median_ms(synced(lambda: ly.copy_(lx), lsync), a.reps)
         eager = median_ms(synced(lambda: f(lx), lsync), a.reps)
         fused = median_ms(synced(lambda: traced(lx), lsync), a.reps)
+    # Training: forward and backward through the same GELU (the fused
+    # node's backward is a fused graph too).
+    lxg = lx.detach().requires_grad_()
+    grad_out = loom.ones(a.numel, device=a.device)
+
+    def train(fn):
+        def step():
+            lxg.grad = None
+            fn(lxg).backward(grad_out)
+        return step
+    t_eager_train = median_ms(synced(train(f), lsync), max(3, a.reps // 2))
+    t_fused_train = median_ms(synced(train(traced), lsync), max(3, a.reps // 2))
     tf = gelu_ops(torch)
     with torch.no_grad():
         # torch.jit.freeze takes modules: wrap the function in one.
@@ -94,6 +106,8 @@ def main():
     print(f"{'copy':<28}{copy:>8.2f}ms{t_copy:>8.2f}ms")
     print(f"{'GELU as 8 ops, eager':<28}{eager:>8.2f}ms{t_eager:>8.2f}ms")
     print(f"{'GELU traced (loom: fused)':<28}{fused:>8.2f}ms{t_jit:>8.2f}ms")
+    print(f"{'GELU fwd+bwd, eager':<28}{t_eager_train:>8.2f}ms")
+    print(f"{'GELU fwd+bwd, traced':<28}{t_fused_train:>8.2f}ms   ({t_eager_train / t_fused_train:.2f}x)")
     if t_compile is not None:
         print(f"{'GELU torch.compile':<28}{'':>10}{t_compile:>8.2f}ms   (loom fused vs it: {t_compile / fused:.2f}x)")
     print(f"loom traced vs eager: {eager / fused:.2f}x (target 3x); fused at {copy / fused:.2f} of loom's copy "

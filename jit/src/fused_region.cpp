@@ -5,6 +5,9 @@
 #include "run_node.h"
 
 #include <loom/autograd.h>
+#include <loom/jit/jit.h>
+#include <loom/jit/passes.h>
+#include <loom/ops.h>
 #include <loom/error.h>
 #include <loom/op_call.h>
 
@@ -79,22 +82,41 @@ void prepare_fused(OpCall& call) {
   call.compute_dtype = plan.dtype;
 }
 
-// The device's compiled kernel; the body op by op where the device declined,
-// and wherever autograd records (the ops' own formulas are the region's
-// derivative).
+// The device's compiled kernel, or the body op by op where the device
+// declined. Where autograd records, the forward runs the same way unseen
+// and the result gets the region's own derivative (FusedBody::backward).
 void run_fused(OpCall& call) {
   auto body = fused_body(body_text(call));
   std::vector<const Tensor*> inputs(call.args.begin(), call.args.end());
+  std::vector<bool> needs;
   bool grad = false;
   if (autograd::GradMode::is_enabled())
-    for (const Tensor* t : inputs) grad = grad || t->requires_grad();
-  if (call.outputs.empty()) call.outputs.emplace_back();
-  if (!grad)
-    if (auto kernel = body->kernel(call.device)) {
-      call.outputs[0].result = std::move(kernel->run(inputs)[0]);
-      return;
+    for (const Tensor* t : inputs) {
+      needs.push_back(t->requires_grad());
+      grad = grad || t->requires_grad();
     }
-  call.outputs[0].result = std::move(body->run_node_by_node(inputs)[0]);
+  if (call.outputs.empty()) call.outputs.emplace_back();
+  auto forward = [&] {
+    if (auto kernel = body->kernel(call.device)) return std::move(kernel->run(inputs)[0]);
+    return std::move(body->run_node_by_node(inputs)[0]);
+  };
+  if (!grad) {
+    call.outputs[0].result = forward();
+    return;
+  }
+  Tensor out;
+  {
+    autograd::NoGradGuard no_grad;
+    out = forward();
+  }
+  // The inputs themselves (not detached): a create_graph backward
+  // recomputes the body from them, so its gradient reaches them.
+  std::vector<Tensor> args;
+  for (const Tensor* t : inputs) args.push_back(*t);
+  autograd::record_custom_function("FusedBackward", args, {out}, [body, args, needs](const std::vector<Tensor>& grads) {
+    return body->backward(args, needs, grads[0]);
+  });
+  call.outputs[0].result = out;
 }
 
 }  // namespace
@@ -140,6 +162,75 @@ std::vector<Tensor> FusedBody::run_node_by_node(const std::vector<const Tensor*>
   }
   std::vector<Tensor> out;
   for (const Value* v : body_.outputs()) out.push_back(env[v->index]);
+  return out;
+}
+
+std::vector<Tensor> FusedBody::backward(const std::vector<Tensor>& inputs, const std::vector<bool>& needs,
+                                        const Tensor& grad_output) {
+  const size_t n = inputs.size();
+  std::vector<Tensor> out(n);
+  if (!grad_output.defined()) return out;
+  // Under create_graph the backward must itself record: the body op by op
+  // from the inputs themselves, differentiated with create_graph, so the
+  // gradient is connected to them (double backward).
+  if (autograd::GradMode::is_enabled()) {
+    std::vector<const Tensor*> ptrs;
+    std::vector<Tensor> wrt;
+    std::vector<size_t> where;
+    for (size_t i = 0; i < n; ++i) {
+      ptrs.push_back(&inputs[i]);
+      if (needs[i]) wrt.push_back(inputs[i]), where.push_back(i);
+    }
+    const Tensor y = run_node_by_node(ptrs)[0];
+    auto g = autograd::grad({y}, wrt, {grad_output}, true, true, true);
+    for (size_t k = 0; k < where.size(); ++k) out[where[k]] = g[k];
+    return out;
+  }
+  std::string key;
+  for (size_t i = 0; i < n; ++i)
+    key += detail::cat(name(inputs[i].dtype()), shape_str(inputs[i].sizes()), inputs[i].device().str(),
+                       inputs[i].impl()->is_wrapped_number() ? "w" : "", needs[i] ? "+" : "-", ";");
+  key += detail::cat(name(grad_output.dtype()), shape_str(grad_output.sizes()));
+  std::shared_ptr<const Graph> graph;
+  {
+    std::lock_guard lock(mutex_);
+    if (auto it = backward_graphs_.find(key); it != backward_graphs_.end()) graph = it->second;
+  }
+  if (!graph) {
+    // The forward recomputed from the inputs, then autograd's backward of
+    // it, captured as one graph and optimised (fused).
+    auto program = [&](const std::vector<Tensor>& in) {
+      autograd::EnableGradGuard enable;
+      std::vector<Tensor> leaves(in.begin(), in.end() - 1), wrt;
+      for (size_t i = 0; i < n; ++i)
+        if (needs[i]) leaves[i] = leaves[i].detach().requires_grad_(), wrt.push_back(leaves[i]);
+      std::vector<const Tensor*> ptrs;
+      for (const Tensor& t : leaves) ptrs.push_back(&t);
+      const Tensor y = run_node_by_node(ptrs)[0];
+      auto g = autograd::grad({y}, wrt, {in.back()}, false, false, true);
+      for (size_t k = 0; k < g.size(); ++k)
+        if (!g[k].defined()) g[k] = zeros_like(wrt[k]);
+      return g;
+    };
+    std::vector<Tensor> examples(inputs);
+    examples.push_back(grad_output);
+    auto g = std::make_shared<Graph>(trace(program, examples));
+    // This graph never records autograd (create_graph takes the path
+    // above), so its detaches — autograd's handles on saved values — are
+    // the values themselves; gone, they no longer split fused regions.
+    for (const auto& node : g->nodes())
+      if (node->op->name() == "detach") g->replace_uses(node->outputs[0], node->inputs[0]);
+    optimize(*g);
+    graph = g;
+    std::lock_guard lock(mutex_);
+    backward_graphs_.emplace(key, graph);
+  }
+  std::vector<Tensor> args(inputs);
+  args.push_back(grad_output);
+  std::vector<Tensor> g = run(*graph, args);
+  size_t k = 0;
+  for (size_t i = 0; i < n; ++i)
+    if (needs[i]) out[i] = g[k++];
   return out;
 }
 

@@ -32,6 +32,13 @@ class FusedBody {
   // The body's ops one by one through the dispatcher (with autograd, when
   // it records): the decline path and the derivative.
   std::vector<Tensor> run_node_by_node(const std::vector<const Tensor*>& inputs) const;
+  // The body's derivative: the gradients of the inputs `needs` marks, given
+  // the output's gradient (undefined for the others). Runs a graph of the
+  // body's backward — its forward recomputed, then the ops' derivative
+  // formulas — traced once per input types and optimised, so its
+  // elementwise chains are fused regions too.
+  std::vector<Tensor> backward(const std::vector<Tensor>& inputs, const std::vector<bool>& needs,
+                               const Tensor& grad_output);
   // The kernel `device` compiled for the body, compiling on first use;
   // nullptr when it declined (why: declined(device)).
   std::shared_ptr<const fusion::Kernel> kernel(Device device);
@@ -43,6 +50,7 @@ class FusedBody {
   std::string spec_text_, spec_error_;
   std::mutex mutex_;
   std::map<std::pair<int, int>, fusion::Compiled> compiled_;
+  std::map<std::string, std::shared_ptr<const Graph>> backward_graphs_;  // by input types and needs
 };
 
 // The body for a `_fused` node's text (parsed on first sight, cached).

@@ -76,6 +76,20 @@ class Tracer final : public DispatchObserver {
       if (!v->producer && v->kind == InputKind::Constant && t.impl()->is_wrapped_number()) v->wrapped_number = true;
       return v;
     }
+    // An alias with the same view of a value's memory — what autograd saves
+    // for its formulas (a detached handle of an input or a result) — is
+    // that value (the latest one: an in-place write makes a new value of
+    // the same memory).
+    if (auto it = same_memory_.find(t.storage().get()); it != same_memory_.end())
+      for (auto k = it->second.rbegin(); k != it->second.rend(); ++k) {
+        const Tensor& known = k->first;
+        if (known.dtype() == t.dtype() && known.sizes() == t.sizes() && known.strides() == t.strides() &&
+            known.storage_offset() == t.storage_offset()) {
+          values_[t.impl()] = k->second;
+          alive_.push_back(t);
+          return k->second;
+        }
+      }
     if (auto it = storages_.find(t.storage().get()); it != storages_.end())
       throw Error(ErrorKind::Unsupported,
                   cat("jit::trace: ", user, " reads a tensor that shares the memory of %", it->second->name,
@@ -95,12 +109,14 @@ class Tracer final : public DispatchObserver {
   void remember(const Tensor& t, Value* v) {
     values_[t.impl()] = v;
     storages_[t.storage().get()] = v;
+    same_memory_[t.storage().get()].emplace_back(t, v);
     alive_.push_back(t);  // keeps the address from being reused by another tensor
   }
 
   Graph& g_;
   std::unordered_map<const TensorImpl*, Value*> values_;
   std::unordered_map<const StorageImpl*, Value*> storages_;
+  std::unordered_map<const StorageImpl*, std::vector<std::pair<Tensor, Value*>>> same_memory_;
   std::vector<Tensor> alive_;
   int constants_ = 0;
 };

@@ -364,7 +364,10 @@ enum {
   X(TRUNC, "trunc", 55) X(SILU, "silu", 56)                               \
   X(LOGICAL_NOT, "logical_not", 57) X(ISNAN, "isnan", 58)                 \
   X(ISINF, "isinf", 59) X(ISFINITE, "isfinite", 60)                       \
-  X(HARDTANH, "hardtanh", 61)
+  X(HARDTANH, "hardtanh", 61) X(TANH_BACKWARD, "_tanh_backward", 62)     \
+  X(SIGMOID_BACKWARD, "_sigmoid_backward", 63)                            \
+  X(THRESHOLD_BACKWARD, "_threshold_backward", 64)                        \
+  X(SILU_BACKWARD, "_silu_backward", 65) X(GELU_BACKWARD, "_gelu_backward", 66)
 
 #define LOOM_FUSED_OP_ENUM_(CODE, name, value) LOOM_FUSED_##CODE = value,
 enum { LOOM_FUSED_OP_LIST(LOOM_FUSED_OP_ENUM_) LOOM_FUSED_OP_END_ };

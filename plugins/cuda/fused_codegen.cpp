@@ -291,6 +291,27 @@ struct Writer {
       case LOOM_FUSED_ISNAN: return fl ? "(" + a + " != " + a + ")" : "false";
       case LOOM_FUSED_ISINF: return fl ? "isinf(" + a + ")" : "false";
       case LOOM_FUSED_ISFINITE: return fl ? "isfinite(" + a + ")" : "true";
+      // The activations' gradients (plugin/scalar_ops.hpp): a is the
+      // output's gradient, b the activation's result or input.
+      case LOOM_FUSED_TANH_BACKWARD: return "(" + a + " * (" + lit(1) + " - " + b + " * " + b + "))";
+      case LOOM_FUSED_SIGMOID_BACKWARD: return "(" + a + " * (" + b + " * (" + lit(1) + " - " + b + ")))";
+      case LOOM_FUSED_THRESHOLD_BACKWARD: return "(" + b + " <= " + lit(val(0, 0)) + " ? " + lit(0) + " : " + a + ")";
+      case LOOM_FUSED_SILU_BACKWARD: {
+        const std::string s = "(" + lit(1) + " / (" + lit(1) + " + " + fn("exp", c) + "(-" + b + ")))";
+        return "(" + a + " * " + s + " * (" + lit(1) + " + " + b + " * (" + lit(1) + " - " + s + ")))";
+      }
+      case LOOM_FUSED_GELU_BACKWARD: {
+        if (in.num_values && text(in.values[0]) == "tanh") {
+          const std::string k = lit(0.79788456080286535588), c3 = lit(0.044715);
+          const std::string t = fn("tanh", c) + "(" + k + " * (" + b + " + " + c3 + " * (" + b + " * " + b + " * " + b + ")))";
+          return "(" + a + " * (" + lit(0.5) + " * (" + lit(1) + " + " + t + ") + " + lit(0.5) + " * " + b + " * (" +
+                 lit(1) + " - " + t + " * " + t + ") * " + k + " * (" + lit(1) + " + " + lit(3) + " * " + c3 + " * " +
+                 b + " * " + b + ")))";
+        }
+        return "(" + a + " * (" + lit(0.5) + " * " + fn("erfc", c) + "(-" + b + " * " + lit(0.70710678118654752440) +
+               ") + " + b + " * " + fn("exp", c) + "(" + lit(-0.5) + " * " + b + " * " + b + ") * " +
+               lit(0.39894228040143267794) + "))";
+      }
       default: return decline("op code " + std::to_string(in.op) + " is not known to this plugin");
     }
   }
