@@ -64,6 +64,9 @@ step deploy 60 sh -c "PYTHONPATH=build/python python3 samples/python/train_digit
 # Issue 24: the CUDA plugin's NVRTC regions: GELU as eight ops over 64M floats (fused vs
 # eager vs copy bandwidth vs torch.compile); loom-conformance above ran the random regions.
 TAILN=10 step fusion_gpu 120 python3 bench/jit_fusion_bench.py --device cuda --numel 67108864 --reps 20
+# Issue 24's GPU target: GPT-2 small (12 x 768, vocab 50257) forward at batch 8 x 512, traced vs
+# loom eager vs PyTorch eager vs torch.compile.
+TAILN=8 step jit_gpt2 180 python3 bench/jit_models.py --device cuda --models gpt --config gpt2 --reps 10
 TAILN=40 step bench 240 python3 bench/cuda_bench.py
 TAILN=12 step encoder 60 python3 bench/gpu_session/encoder_breakdown.py
 TAILN=15 step pytest 60 python3 -m pytest -q -p no:cacheprovider frontend_python/tests/test_device_runtime.py \

@@ -33,6 +33,7 @@ short = int16
 from ._grad_mode import no_grad, enable_grad, set_grad_enabled  # noqa: E402
 from . import _ops  # noqa: E402
 from . import _tensor  # noqa: E402,F401  (Tensor methods written in Python)
+from ._tensor import isclose, allclose, equal  # noqa: E402,F401
 from ._C import from_numpy, from_dlpack  # noqa: E402,F401  (numpy and DLPack interop)
 from . import autograd  # noqa: E402
 from . import library  # noqa: E402,F401

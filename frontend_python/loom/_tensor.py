@@ -205,3 +205,35 @@ for _name, _fn in (("__format__", __format__), ("type", tensor_type), ("new_zero
                    ("new_empty", new_empty), ("new_full", new_full), ("new_tensor", new_tensor),
                    ("addcmul", addcmul), ("addcmul_", addcmul_), ("addcdiv", addcdiv), ("addcdiv_", addcdiv_)):
     setattr(Tensor, _name, _fn)
+
+
+# ---- closeness and equality (torch.isclose / allclose / equal) -----------------------
+
+def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """Elementwise |self - other| <= atol + rtol * |other| (equal infinities
+    are close; NaN only with equal_nan), as torch.isclose."""
+    from . import _C as C
+    if not isinstance(other, Tensor):
+        other = C.tensor(other, dtype=self.dtype, device=self.device)
+    if self.dtype == C.bool or other.dtype == C.bool:
+        return self == other
+    a, b = (self.double(), other.double()) if self.dtype != other.dtype else (self, other)
+    close = (a == b) | ((a - b).abs() <= atol + rtol * b.abs())
+    if equal_nan:
+        close = close | (a.isnan() & b.isnan())
+    return close
+
+
+def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """Whether every element is close (isclose), as torch.allclose."""
+    return bool(isclose(self, other, rtol, atol, equal_nan).all().item())
+
+
+def equal(self, other):
+    """Same shape and the same values, as torch.equal."""
+    return tuple(self.shape) == tuple(other.shape) and bool((self == other).all().item())
+
+
+Tensor.isclose = isclose
+Tensor.allclose = allclose
+Tensor.equal = equal

@@ -231,3 +231,14 @@ def test_size_and_typed_tensor_names():
     assert not isinstance(loom.ones(2), loom.cuda.FloatTensor)
     with pytest.raises(TypeError, match="sizes"):
         loom.FloatTensor([1], [2])
+
+
+def test_isclose_allclose_and_equal_as_torch():
+    a = loom.tensor([1.0, float("inf"), float("nan"), 2.0])
+    b = loom.tensor([1.0 + 1e-9, float("inf"), float("nan"), 2.1])
+    assert a.isclose(b).tolist() == [True, True, False, False]
+    assert loom.isclose(a, b, equal_nan=True).tolist() == [True, True, True, False]
+    assert loom.allclose(a[:2], b[:2]) and not loom.allclose(a, b)
+    assert loom.allclose(a, b, atol=0.2, equal_nan=True)
+    assert loom.equal(loom.arange(3), loom.arange(3)) and not loom.equal(loom.arange(3), loom.arange(4))
+    assert loom.ones(2, dtype=loom.bool).allclose(loom.ones(2, dtype=loom.bool))

@@ -182,3 +182,18 @@ TEST_CASE("optimize keeps every op sample's results, with its tensors as inputs 
   CHECK(checked > 500);
   CHECK(folded_to_nothing > checked / 2);
 }
+
+TEST_CASE("simplify keeps the contiguous copy of a transposed view (attention's head merge)") {
+  // y.transpose(1, 2).contiguous().view(B, T, C), as nanoGPT writes it:
+  // dropping the copy would leave a view that cannot be taken.
+  Graph g = trace1([](const Tensor& x) { return x.transpose(1, 2).contiguous().view({2, 3, 20}); },
+                   loom::randn({2, 4, 3, 5}));
+  CHECK(loom::jit::optimize(g) == 0);
+  CHECK(has(g, "contiguous"));
+  const Tensor x = loom::randn({2, 4, 3, 5});
+  CHECK(loom::jit::run(g, {x})[0].allclose(x.transpose(1, 2).contiguous().view({2, 3, 20}), 0, 0));
+  // Of a fresh result it is a no-op and goes.
+  Graph h = trace1([](const Tensor& x) { return loom::exp(x).contiguous(); }, loom::randn({3}));
+  loom::jit::simplify(h);
+  CHECK_FALSE(has(h, "contiguous"));
+}

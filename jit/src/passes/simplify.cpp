@@ -50,7 +50,14 @@ Value* identity_of(const Graph& g, const Node& n) {
     if (constant_all(g, n.inputs[1], 0)) return keeps(x);
     if (op == "add" && constant_all(g, x, 0)) return keeps(n.inputs[1]);
   }
-  if (op == "view" || op == "expand" || op == "contiguous") return keeps(x);
+  if (op == "view" || op == "expand") return keeps(x);
+  // contiguous is a copy unless x is already contiguous, which the IR knows
+  // only for a fresh result (not a view, not an in-place write, not an
+  // input: those may be strided, e.g. a transpose before .contiguous().view()).
+  if (op == "contiguous") {
+    const Node* p = x->producer;
+    return p && !internal::returns_view(*p) && !internal::writes_in_place(*p) ? keeps(x) : nullptr;
+  }
   // Two transposes of the same dims, t of t, a permute undoing one.
   const Node* p = x->producer;
   if (!p || p->inputs.empty() || !p->inputs[0]) return nullptr;
