@@ -125,3 +125,29 @@ def test_an_op_without_an_onnx_form_is_named(tmp_path):
         return loom.cumsum(x, 0) + 1
     with pytest.raises(RuntimeError, match=r"loom::cumsum.*no ONNX mapping"):
         loom.onnx.export(f, (loom.randn(4),), str(tmp_path / "bad.onnx"))
+
+
+def test_the_benchmark_models_export(tmp_path):
+    # bench/models' GPT (fused attention, split, tied weights), ResNet-18
+    # (in-place ReLUs) and MLP, written against the PyTorch API.
+    import os
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench", "models"))
+    import gpt
+    import mlp
+    import resnet
+    for mod in (gpt, resnet, mlp):
+        cfg = mod.CONFIGS.get("small", mod.CONFIGS["cpu"])
+        loom.manual_seed(0)
+        model = mod.build(loom, cfg).eval()
+        x, _ = mod.batch(loom, cfg, "cpu", np.random.default_rng(0))
+        proto = loom.onnx.export(model, (x,), str(tmp_path / f"{mod.NAME}.onnx"), input_names=["x"])
+        outputs_match(proto, model, (x,), ["x"], rtol=1e-4, atol=1e-4)
+
+
+def test_an_in_place_op_exports_as_its_functional_form(tmp_path):
+    model = nn.Sequential(nn.Linear(4, 4), nn.ReLU(inplace=True))
+    x = loom.randn(3, 4)
+    proto = loom.onnx.export(model, (x,), str(tmp_path / "inplace.onnx"), input_names=["x"])
+    assert "Relu" in {n.op_type for n in proto.graph.node}
+    outputs_match(proto, model, (x,), ["x"])

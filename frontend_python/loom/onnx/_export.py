@@ -28,12 +28,30 @@ def _dynamic(spec):
     return {int(k): f"dim_{k}" for k in spec}
 
 
+_VIEW_OPS = {"view", "permute", "transpose", "t", "unsqueeze", "squeeze", "expand", "select", "slice", "narrow",
+             "as_strided", "detach", "contiguous"}
+
+
+def _is_view_result(b, name):
+    return b.producers.get(name, "").split(".")[0] in _VIEW_OPS
+
+
 def _map_node(b, n):
     if n["op"] == "_fused":
         _inline_fused(b, n)
         return
     fn = MAPPINGS.get(n["op"]) or MAPPINGS.get(n["op"].split(".")[0])  # transpose.int: its overload's name
     n = dict(n, op=n["op"].split(".")[0]) if fn else n
+    base = n["op"][:-1]
+    if fn is None and n["op"].endswith("_") and base in MAPPINGS:
+        # An in-place op (ReLU(inplace=True)'s relu_): in the graph it yields
+        # a new value for the tensor it wrote, which is its functional op's
+        # result, unless that tensor is a view whose base is read again.
+        b.node = n
+        written = n["inputs"][0]
+        if b.values[written]["kind"] == "node" and _is_view_result(b, written):
+            b.unsupported("writes in place into a view (its base would change too)")
+        fn, n = MAPPINGS[base], dict(n, op=base)
     b.node = n
     if fn is None:
         b.unsupported("has no ONNX mapping (loom.onnx._ops.MAPPINGS)")
@@ -92,7 +110,9 @@ def export_model(model, args, *, input_names, output_names, opset, dynamic_axes,
     for loom_name, user in zip(graph_inputs, in_names):
         if user != loom_name:
             b.emit1("Identity", [user], loom_name)
-    for n in graph.nodes_info():
+    nodes = graph.nodes_info()
+    b.producers = {o: n["op"] for n in nodes for o in n["outputs"]}
+    for n in nodes:
         try:
             _map_node(b, n)
         except UnsupportedOp:
