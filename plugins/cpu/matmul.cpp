@@ -7,6 +7,9 @@
 #include "kernels.hpp"
 #include "matmul.hpp"
 
+#include <algorithm>
+#include <cstring>
+
 namespace loom::cpu {
 namespace {
 
@@ -120,12 +123,44 @@ void matmul(const LoomKernelCall& c) {
   matmul_loop(p);
 }
 
+// linear(input, weight, bias) = input @ weight^T + bias in one GEMM: the
+// output's rows start as the bias and the product accumulates onto them
+// (beta 1), so the bias costs no pass and no dispatch of its own (the core's
+// composite is matmul then add_). float32 with contiguous operands, the
+// layout nn.Linear has; anything else declines to the composite.
+void linear(const LoomKernelCall& c) {
+  expect_arity(c, "linear", 3, 1);
+  const LoomTensorDesc &x = c.inputs[0], &w = c.inputs[1], &b = c.inputs[2], &out = c.outputs[0];
+  const bool has_bias = b.ndim >= 0;
+  const bool fits = x.dtype == LOOM_DTYPE_FLOAT32 && w.dtype == LOOM_DTYPE_FLOAT32 && out.dtype == LOOM_DTYPE_FLOAT32 &&
+                    x.ndim >= 1 && w.ndim == 2 && plugin::is_contiguous(x) && plugin::is_contiguous(w) &&
+                    plugin::is_contiguous(out) &&
+                    (!has_bias || (b.dtype == LOOM_DTYPE_FLOAT32 && b.ndim == 1 && plugin::is_contiguous(b)));
+#if LOOM_CPU_HAVE_ONEDNN
+  if (!fits) fail(LOOM_STATUS_UNSUPPORTED, "cpu linear: takes contiguous float32 operands (the composite runs the rest)");
+  const int64_t K = w.shape[1], N = w.shape[0];
+  const int64_t M = K ? plugin::numel(x) / K : plugin::numel(out) / std::max<int64_t>(N, 1);
+  if (M == 0 || N == 0) return;
+  float* C = plugin::data_ptr<float>(out);
+  if (has_bias) {
+    const float* bias = plugin::data_ptr<float>(b);
+    for (int64_t m = 0; m < M; ++m) std::memcpy(C + m * N, bias, static_cast<size_t>(N) * sizeof(float));
+  }
+  gemm_f32(false, true, M, N, K, plugin::data_ptr<float>(x), K, plugin::data_ptr<float>(w), K, has_bias ? 1.0f : 0.0f,
+           C, N);
+#else
+  (void)fits;
+  fail(LOOM_STATUS_UNSUPPORTED, "cpu linear: this build has no oneDNN GEMM (the composite runs)");
+#endif
+}
+
 void register_matmul_kernels(plugin::Registrar& r) {
   using plugin::kernel;
   constexpr uint64_t kMatmulMask = kNoBoolMask;
   r.kernel("matmul", "cpu", kernel<matmul>, kMatmulMask);
   // The core plans mm, bmm and dot exactly as matmul: the same kernel serves them.
   for (const char* op : {"mm", "bmm", "dot"}) r.kernel(op, "cpu", kernel<matmul>, kMatmulMask);
+  r.kernel("linear", "cpu", kernel<linear>, LOOM_DTYPE_BIT(LOOM_DTYPE_FLOAT32));
 }
 
 }  // namespace loom::cpu
