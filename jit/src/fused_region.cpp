@@ -11,6 +11,8 @@
 #include <loom/error.h>
 #include <loom/op_call.h>
 
+#include <functional>
+#include <string_view>
 #include <unordered_map>
 
 namespace loom::jit::internal {
@@ -50,14 +52,13 @@ std::unique_ptr<fusion::RegionBuilder> describe(const Graph& body) {
     instr_of[out.index] = r;
   }
   for (const Value* v : body.outputs()) b->output(instr_of[v->index]);
-  (void)b->region(body.str());
   return b;
 }
 
-std::string body_text(const OpCall& call) {
+std::string_view body_text(const OpCall& call) {
   const LoomValue& v = call.values.back();
   LOOM_CHECK(v.kind == LOOM_VALUE_STRING, "_fused: the body must be a string");
-  return std::string(v.u.str.data, static_cast<size_t>(v.u.str.size));
+  return {v.u.str.data, static_cast<size_t>(v.u.str.size)};
 }
 
 void prepare_fused(OpCall& call) {
@@ -125,8 +126,6 @@ int32_t fusion_code(const Node& n) {
   if (!n.op || n.outputs.size() != 1 || !pure(n)) return -1;
   for (const Value* in : n.inputs)
     if (!in) return -1;
-  for (const Attr& a : n.attrs)
-    if (!carried(a) && a.kind != Attr::Kind::DType && a.kind != Attr::Kind::Device) return -1;
   if (n.op->name() == "_to_copy") {
     // A cast on the same device (the body's device arguments are None).
     const bool cast = n.attrs.size() == 2 && n.attrs[0].kind == Attr::Kind::DType &&
@@ -143,7 +142,7 @@ int32_t fusion_code(const Node& n) {
 FusedBody::FusedBody(Graph body) : body_(std::move(body)) {
   try {
     spec_ = describe(body_);
-    spec_text_ = body_.str();
+    region_ = &spec_->region(body_.str());
   } catch (const Error& e) {
     spec_error_ = e.what();
   }
@@ -240,25 +239,26 @@ std::shared_ptr<const fusion::Kernel> FusedBody::kernel(Device device) {
   auto it = compiled_.find(key);
   if (it == compiled_.end()) {
     fusion::Compiled c;
-    if (spec_) c = fusion::compile(device, spec_->region(spec_text_));
+    if (region_) c = fusion::compile(device, *region_);
     else c.declined = spec_error_;
     it = compiled_.emplace(key, std::move(c)).first;
   }
   return it->second.kernel;
 }
 
-std::string FusedBody::declined(Device device) {
-  (void)kernel(device);
-  std::lock_guard lock(mutex_);
-  return compiled_[std::make_pair(static_cast<int>(device.type), static_cast<int>(device.index))].declined;
-}
+// Bodies by text; found by a string_view (the node's attribute), so a run
+// copies no text to look its body up.
+struct TextHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
 
 std::shared_ptr<FusedBody> fused_body(std::string_view text) {
   static std::mutex mutex;
-  static std::unordered_map<std::string, std::shared_ptr<FusedBody>> bodies;
+  static std::unordered_map<std::string, std::shared_ptr<FusedBody>, TextHash, std::equal_to<>> bodies;
   {
     std::lock_guard lock(mutex);
-    auto it = bodies.find(std::string(text));
+    auto it = bodies.find(text);
     if (it != bodies.end()) return it->second;
   }
   Graph g = parse_graph(text, cpu_device());  // the body's devices do not matter: the node's inputs say

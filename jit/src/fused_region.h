@@ -40,14 +40,14 @@ class FusedBody {
   std::vector<Tensor> backward(const std::vector<Tensor>& inputs, const std::vector<bool>& needs,
                                const Tensor& grad_output);
   // The kernel `device` compiled for the body, compiling on first use;
-  // nullptr when it declined (why: declined(device)).
+  // nullptr when it declined (the body then runs op by op).
   std::shared_ptr<const fusion::Kernel> kernel(Device device);
-  std::string declined(Device device);
 
  private:
   Graph body_;
   std::unique_ptr<fusion::RegionBuilder> spec_;  // nullptr when the body cannot be described (spec_error_)
-  std::string spec_text_, spec_error_;
+  const LoomFusedRegion* region_ = nullptr;      // spec_'s region, built once
+  std::string spec_error_;
   std::mutex mutex_;
   std::map<std::pair<int, int>, fusion::Compiled> compiled_;
   std::map<std::string, std::shared_ptr<const Graph>> backward_graphs_;  // by input types and needs

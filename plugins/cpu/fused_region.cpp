@@ -16,6 +16,7 @@
 #include "common.hpp"
 #include "fused_region.hpp"
 
+#include <loom/plugin/fused_ops.hpp>
 #include <loom/plugin/strided.hpp>
 
 #include <cstring>
@@ -111,13 +112,12 @@ std::unique_ptr<Compiled> compile(const LoomFusedRegion& r) {
       s.num_args = 0;
       continue;
     }
-    const char* name = in.op == LOOM_FUSED_CAST ? "copy_" : fused_op_name(in.op);
+    const char* name = in.op == LOOM_FUSED_CAST ? "copy_" : plugin::fused_op_name(in.op);
     if (!name) fail(LOOM_STATUS_UNSUPPORTED, "cpu: fused op code %d is unknown to this plugin", in.op);
     auto it = table.find(name);
     // hardtanh has no kernel (its composite is clamp): for floating inputs
     // it is clamp's kernel with the same two bounds.
-    const bool floating = in.compute_dtype == LOOM_DTYPE_FLOAT16 || in.compute_dtype == LOOM_DTYPE_BFLOAT16 ||
-                          in.compute_dtype == LOOM_DTYPE_FLOAT32 || in.compute_dtype == LOOM_DTYPE_FLOAT64;
+    const bool floating = (kFloatingMask & LOOM_DTYPE_BIT(in.compute_dtype)) != 0;
     if (it == table.end() && in.op == LOOM_FUSED_HARDTANH && floating) it = table.find("clamp");
     if (it == table.end()) fail(LOOM_STATUS_UNSUPPORTED, "cpu: no kernel for '%s' in a fused region", name);
     const int32_t compute = in.op == LOOM_FUSED_CAST ? in.dtype : in.compute_dtype;
@@ -352,14 +352,6 @@ LoomError* fused_run(void*, int32_t, void* kernel, const LoomTensorDesc* inputs,
 void fused_release(void*, void* kernel) { delete static_cast<Compiled*>(kernel); }
 
 }  // namespace
-
-const char* fused_op_name(int32_t code) {
-#define LOOM_CPU_FUSED_NAME(CODE, name, value) \
-  if (code == value) return name;
-  LOOM_FUSED_OP_LIST(LOOM_CPU_FUSED_NAME)
-#undef LOOM_CPU_FUSED_NAME
-  return nullptr;
-}
 
 void fill_fused_slots(LoomDeviceTypeDesc& d) {
   d.fused_compile = &fused_compile;

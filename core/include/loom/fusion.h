@@ -103,9 +103,6 @@ class RegionBuilder {
 // codes, argument indices, dtypes) and a malformed one is an error.
 Compiled compile(Device device, const LoomFusedRegion& region);
 
-// Whether `device`'s type fills the fused_* slots (loads its plugin).
-bool offers_fusion(Device device);
-
 // The region's instructions one a line ("%3 : float32 = mul(%1, %2)"),
 // for messages when the region carries no text.
 std::string listing(const LoomFusedRegion& region);

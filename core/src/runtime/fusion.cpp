@@ -6,6 +6,7 @@
 #include <loom/error.h>
 #include <loom/fusion.h>
 #include <loom/op_call.h>
+#include <loom/plugin/fused_ops.hpp>
 
 #include <cstring>
 
@@ -13,14 +14,6 @@ namespace loom::fusion {
 namespace {
 
 using detail::cat;
-
-struct CodeName {
-  int32_t code;
-  const char* name;
-};
-#define LOOM_FUSION_ROW(CODE, name, value) {value, name},
-constexpr CodeName kOps[] = {LOOM_FUSED_OP_LIST(LOOM_FUSION_ROW)};
-#undef LOOM_FUSION_ROW
 
 std::string where(const LoomFusedRegion& r, int32_t i) {
   return cat("fused region instruction ", i, r.text ? cat(" of\n", r.text) : std::string());
@@ -60,17 +53,9 @@ void check_region(const LoomFusedRegion& r) {
 
 }  // namespace
 
-const char* op_name(int32_t code) {
-  for (const CodeName& c : kOps)
-    if (c.code == code) return c.name;
-  return nullptr;
-}
+const char* op_name(int32_t code) { return plugin::fused_op_name(code); }
 
-int32_t op_code(std::string_view op) {
-  for (const CodeName& c : kOps)
-    if (op == c.name) return c.code;
-  return -1;
-}
+int32_t op_code(std::string_view op) { return plugin::fused_op_code(op); }
 
 std::string listing(const LoomFusedRegion& r) {
   std::string s;
@@ -99,10 +84,6 @@ std::string listing(const LoomFusedRegion& r) {
   s += "  return (";
   for (int32_t k = 0; k < r.num_outputs; ++k) s += cat(k ? ", %" : "%", r.outputs[k]);
   return s + ")\n";
-}
-
-bool offers_fusion(Device device) {
-  return detail::device_type(device.type).desc.fused_compile != nullptr;
 }
 
 Compiled compile(Device device, const LoomFusedRegion& region) {

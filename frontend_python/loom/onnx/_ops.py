@@ -31,23 +31,17 @@ def _inputs_as_result(b, n):
 
 
 def _compare_dtype(b, xs):
-    """The dtype two compared values meet in (loom's promotion, for the
-    cases a traced comparison has: a 0-d number meets the tensor's dtype
-    unless it is of a higher category)."""
-    a, c = xs
-    da, dc = b.dtype(a), b.dtype(c)
-    if da == dc:
-        return da
-    wa, wc = b.rank(a) == 0, b.rank(c) == 0
-    if wa != wc:
-        tensor, number = (c, a) if wa else (a, c)
-        dt, dn = b.dtype(tensor), b.dtype(number)
-        if is_floating(dn) and not is_floating(dt):
-            return loom.float32 if b.values[number]["wrapped_number"] else dn
-        return dt
-    order = [loom.bool, loom.uint8, loom.int8, loom.int16, loom.int32, loom.int64, loom.float16, loom.bfloat16,
-             loom.float32, loom.float64]
-    return max(da, dc, key=order.index)
+    """The dtype two compared values meet in: loom's own promotion, asked of
+    one-element probes (a wrapped number probed as a Python number)."""
+    def probe(name):
+        v = b.values[name]
+        if v["wrapped_number"]:
+            return 0.0 if is_floating(v["dtype"]) else (False if v["dtype"] == loom.bool else 0)
+        return loom.zeros([1] * len(v["sizes"]), dtype=v["dtype"])
+    pa, pc = (probe(x) for x in xs)
+    if not isinstance(pa, loom.Tensor) and not isinstance(pc, loom.Tensor):
+        return b.dtype(xs[0])
+    return (pa + pc).dtype if isinstance(pa, loom.Tensor) else (pc + pa).dtype
 
 
 # ---- elementwise ---------------------------------------------------------------
