@@ -3,7 +3,7 @@ against loom eager, with PyTorch's eager and torch.jit.trace + freeze (and
 torch.compile on a GPU) of the same model code beside them.
 
     PYTHONPATH=build/python /usr/bin/python3 bench/jit_models.py [--models gpt,resnet,mlp]
-        [--config cpu] [--threads 1] [--device cpu] [--reps 5]
+        [--config cpu] [--threads 1] [--device cpu] [--reps 5] [--gelu-ops]
 
 The models are bench/models/*.py (written once against the PyTorch API), in
 eval mode, without grad; loom's traced output is checked against its eager
@@ -43,6 +43,7 @@ def main():
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--device", default="cpu")
     p.add_argument("--reps", type=int, default=5)
+    p.add_argument("--gelu-ops", action="store_true", help="GPT's GELU written as eight ops, as nanoGPT's first model.py")
     a = p.parse_args()
     torch.set_num_threads(a.threads)
     loom.set_num_threads(a.threads)
@@ -55,7 +56,7 @@ def main():
     for name in a.models.split(","):
         mod = MODELS[name]
         config = a.config or ("cuda" if gpu else "cpu")
-        cfg = mod.CONFIGS[config]
+        cfg = dict(mod.CONFIGS[config], gelu="ops" if a.gelu_ops else "module")
         rng = np.random.default_rng(0)
         loom.manual_seed(0)
         lm = mod.build(loom, cfg).to(a.device).eval()

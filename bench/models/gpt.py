@@ -50,11 +50,16 @@ def build(torch, cfg):
             y = y.transpose(1, 2).contiguous().view(B, T, C)
             return self.c_proj(y)
 
+    def new_gelu(x):
+        # nanoGPT's first model.py: GELU's tanh form as eight elementwise ops.
+        return 0.5 * x * (1.0 + torch.tanh(0.7978845608028654 * (x + 0.044715 * torch.pow(x, 3.0))))
+
     class MLP(nn.Module):
         def __init__(self):
             super().__init__()
             self.c_fc = nn.Linear(cfg["n_embd"], 4 * cfg["n_embd"])
-            self.gelu = nn.GELU()
+            # cfg gelu="ops": nanoGPT's written-out GELU (what fusion is for).
+            self.gelu = new_gelu if cfg.get("gelu") == "ops" else nn.GELU()
             self.c_proj = nn.Linear(4 * cfg["n_embd"], cfg["n_embd"])
 
         def forward(self, x):

@@ -44,8 +44,31 @@ struct ArithFamily {
         if (any_element(invalid, In<T>{a}, In<T>{b})) [[unlikely]]
           fail(LOOM_STATUS_INVALID_ARGUMENT, "cpu %s: %s", name, Invalid::message);
       }
+      if constexpr (plugin::is_floating_v<T> && std::is_same_v<Op<T>, plugin::ops::Pow<T>>)
+        if (small_power<T>(out, a, b)) return;
       apply_elementwise<T>(out, Op<T>{}, In<T>{a}, In<T>{b});
     });
+  }
+
+  // pow(x, 2) and pow(x, 3) with one exponent for all (x ** 3 in Python,
+  // nanoGPT's GELU) as products, as PyTorch does: pow's libm call per
+  // element does not vectorise and costs several times more.
+  template <class T>
+  static bool small_power(const LoomTensorDesc& out, const LoomTensorDesc& a, const LoomTensorDesc& b) {
+    for (int32_t d = 0; d < b.ndim; ++d)
+      if (b.shape[d] != 1 && b.strides[d] != 0) return false;
+    using V = plugin::opmath_t<T>;
+    const V e = plugin::widen(*plugin::data_ptr<T>(b));
+    if (e == V(2)) {
+      apply_elementwise<T>(out, [](T x) { const V v = plugin::widen(x); return plugin::narrow<T>(v * v); }, In<T>{a});
+      return true;
+    }
+    if (e == V(3)) {
+      apply_elementwise<T>(out, [](T x) { const V v = plugin::widen(x); return plugin::narrow<T>(v * v * v); },
+                           In<T>{a});
+      return true;
+    }
+    return false;
   }
 };
 
