@@ -1,11 +1,12 @@
 """Peak intermediate memory of a ResNet-style basic block, eager vs traced, measured on the
 `sim` device (it keeps allocator statistics; the CPU plugin does not).
 
-    PYTHONPATH=build/python /usr/bin/python3 bench/jit_memory.py [--batch 16]
+    PYTHONPATH=build/python /usr/bin/python3 bench/jit_memory.py [--batch 64]
 
 The block: conv3x3-BN-ReLU-conv3x3-BN + identity, ReLU, 64 channels at 32x32, eval mode,
 no grad. Reported: the peak bytes allocated during one forward minus what was allocated
-before it (the input and parameters), eager and traced (loom.jit, optimised).
+before it (the input and parameters): eager, traced (loom.jit, optimised) and traced then
+frozen (loom.jit.freeze: the batch norms folded into the convs, as torch.jit.freeze does).
 """
 import argparse
 
@@ -35,7 +36,7 @@ def peak_of(fn, dev):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--batch", type=int, default=16)
+    p.add_argument("--batch", type=int, default=64)
     a = p.parse_args()
     dev = "sim"
     loom.manual_seed(0)
@@ -43,12 +44,16 @@ def main():
     x = loom.randn(a.batch, 64, 32, 32).to(dev)
     with loom.no_grad():
         traced = loom.jit.trace(m, x)
+        frozen = loom.jit.freeze(traced)
         traced.graph.optimize()
         eager = peak_of(lambda: m(x), dev)
         graph = peak_of(lambda: traced(x), dev)
+        frozen_peak = peak_of(lambda: frozen(x), dev)
+        assert loom.allclose(frozen(x), m(x), rtol=1e-4, atol=1e-4), "the frozen block must match the model"
     mib = 1 << 20
     print(f"block at batch {a.batch}: one activation {x.numel() * 4 / mib:.1f} MiB; peak beyond inputs: "
-          f"eager {eager / mib:.1f} MiB, traced {graph / mib:.1f} MiB ({graph / eager:.2f}x)")
+          f"eager {eager / mib:.1f} MiB, traced {graph / mib:.1f} MiB ({graph / eager:.2f}x), "
+          f"traced and frozen {frozen_peak / mib:.1f} MiB ({frozen_peak / eager:.2f}x)")
 
 
 if __name__ == "__main__":

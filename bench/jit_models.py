@@ -1,4 +1,5 @@
-"""Whole models traced: inference through loom.jit (traced, optimised, fused)
+"""Whole models traced: inference through loom.jit (traced, optimised, fused;
+and traced then frozen, loom.jit.freeze: batch norms folded into the convs)
 against loom eager, with PyTorch's eager and torch.jit.trace + freeze (and
 torch.compile on a GPU) of the same model code beside them.
 
@@ -51,8 +52,8 @@ def main():
     lsync = (lambda: loom.cuda.synchronize()) if gpu else (lambda: None)
     tsync = (lambda: torch.cuda.synchronize()) if gpu else (lambda: None)
     print(f"{a.device}{'' if gpu else f', {a.threads} thread(s)'}; medians of {a.reps}; PyTorch {torch.__version__}")
-    print(f"{'model':<22}{'loom eager':>12}{'loom traced':>13}{'torch eager':>13}{'torch jit':>11}"
-          f"{'torch.compile':>15}{'traced/eager':>14}{'vs torch jit':>14}")
+    print(f"{'model':<22}{'loom eager':>12}{'loom traced':>13}{'loom frozen':>13}{'torch eager':>13}"
+          f"{'torch jit':>11}{'torch.compile':>15}{'traced/eager':>14}{'frozen vs torch jit':>21}")
     for name in a.models.split(","):
         mod = MODELS[name]
         config = a.config or ("cuda" if gpu else "cpu")
@@ -68,12 +69,15 @@ def main():
         with loom.no_grad():
             traced = loom.jit.trace(lm, (lx,))
             n_nodes = len(traced.graph.ops)
+            frozen = loom.jit.freeze(traced)
             traced.graph.optimize()
             fused = traced.graph.ops.count("_fused")
             want, got = lm(lx), traced(lx)
             assert bool(loom.allclose(got, want, rtol=1e-4, atol=1e-4)), f"{name}: traced output differs"
+            assert bool(loom.allclose(frozen(lx), want, rtol=1e-3, atol=1e-3)), f"{name}: frozen output differs"
             le = timed(lambda: lm(lx), lsync, a.reps)
             lt = timed(lambda: traced(lx), lsync, a.reps)
+            lf = timed(lambda: frozen(lx), lsync, a.reps)
         with torch.no_grad():
             te = timed(lambda: tm(tx), tsync, a.reps)
             tj = torch.jit.freeze(torch.jit.trace(tm, (tx,)))
@@ -82,10 +86,11 @@ def main():
             if gpu and hasattr(torch, "compile"):
                 compiled = torch.compile(tm)
                 tc = timed(lambda: compiled(tx), tsync, a.reps)
-        label = f"{name} ({config}): {n_nodes}->{len(traced.graph.ops)} nodes, {fused} fused"
+        label = (f"{name} ({config}): {n_nodes}->{len(traced.graph.ops)} nodes, {fused} fused; "
+                 f"frozen {len(frozen.graph.ops)} nodes")
         print(label)
-        print(f"{'':<22}{le:>10.2f}ms{lt:>11.2f}ms{te:>11.2f}ms{tjt:>9.2f}ms"
-              f"{(f'{tc:.2f}ms' if tc else '-'):>15}{le / lt:>13.2f}x{tjt / lt:>13.2f}x")
+        print(f"{'':<22}{le:>10.2f}ms{lt:>11.2f}ms{lf:>11.2f}ms{te:>11.2f}ms{tjt:>9.2f}ms"
+              f"{(f'{tc:.2f}ms' if tc else '-'):>15}{le / lt:>13.2f}x{tjt / lf:>20.2f}x")
 
 
 if __name__ == "__main__":

@@ -98,6 +98,13 @@ void bind_jit(py::module_& m) {
       .def("fold_constants", &jit::fold_constants)
       .def("eliminate_common_subexpressions", &jit::eliminate_common_subexpressions)
       .def("eliminate_dead_code", &jit::eliminate_dead_code)
+      .def("freeze_parameters", &jit::freeze_parameters,
+           "Parameters become (detached) constants, but those an in-place node writes; refuses a batch_norm "
+           "in training mode; returns how many")
+      .def("fold_batch_norm", &jit::fold_batch_norm,
+           "Folds an eval-mode batch_norm into the conv1d/conv2d/linear before it (all constants); returns "
+           "how many batch_norms went")
+      .def("freeze", &jit::freeze, "freeze_parameters, fold_batch_norm, then optimize")
       .def("fuse_elementwise", &jit::fuse_elementwise,
            "Joins chains of elementwise ops into _fused nodes, offered to the device as one region")
       .def("run", [](const Graph& g, const std::vector<Tensor>& inputs) { return jit::run(g, inputs); },

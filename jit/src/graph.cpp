@@ -115,15 +115,19 @@ Value* Graph::add_output_value(Node& node, DType dtype, std::vector<int64_t> siz
   return p;
 }
 
-const Tensor& Graph::held(const Value& v) const {
+Tensor Graph::held(const Value& v) const {
   auto it = tensors_.find(v.name);
   LOOM_CHECK(it != tensors_.end(), "jit::run: the graph holds no tensor for its ",
              v.kind == InputKind::Parameter ? "parameter" : "constant", " %", v.name);
-  // The file and the text keep the flag on the value; the tensor, read back
-  // from safetensors, gets it here (the graph owns it).
-  if (v.wrapped_number != it->second.impl()->is_wrapped_number())
-    const_cast<TensorImpl*>(it->second.impl())->set_wrapped_number(v.wrapped_number);
-  return it->second;
+  const Tensor& t = it->second;
+  if (v.wrapped_number == t.impl()->is_wrapped_number()) return t;
+  // A tensor stored without the value's flag (one put in tensors() by hand):
+  // an alias carries it, so concurrent runs of one graph never write the
+  // shared tensor. The tracer and the loader store it flagged already.
+  Tensor alias(detail::make_intrusive<TensorImpl>(t.impl()->storage(), t.dtype(), t.sizes(), t.strides(),
+                                                  t.impl()->storage_offset()));
+  alias.impl()->set_wrapped_number(v.wrapped_number);
+  return alias;
 }
 
 void Graph::move_before(const Node* n, const Node* before) {

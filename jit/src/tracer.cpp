@@ -73,7 +73,10 @@ class Tracer final : public DispatchObserver {
       // A number's 0-d tensor is first seen being filled, before it is
       // marked a wrapped number.
       Value* v = it->second;
-      if (!v->producer && v->kind == InputKind::Constant && t.impl()->is_wrapped_number()) v->wrapped_number = true;
+      if (!v->producer && v->kind == InputKind::Constant && t.impl()->is_wrapped_number() && !v->wrapped_number) {
+        v->wrapped_number = true;
+        g_.tensors()[v->name].impl()->set_wrapped_number(true);  // the graph's own (detached) handle
+      }
       return v;
     }
     // An alias with the same view of a value's memory — what autograd saves
@@ -99,8 +102,10 @@ class Tracer final : public DispatchObserver {
     const std::string name = std::string("c").append(std::to_string(constants_++));
     Value* v = g_.add_input(name, t.dtype(), std::vector<int64_t>(t.sizes().begin(), t.sizes().end()), t.device(),
                             InputKind::Constant);
-    g_.tensors()[name] = t.detach();
+    Tensor kept = t.detach();
     v->wrapped_number = t.impl()->is_wrapped_number();
+    kept.impl()->set_wrapped_number(v->wrapped_number);  // held() then hands it out as is
+    g_.tensors()[name] = std::move(kept);
     remember(t, v);
     return v;
   }

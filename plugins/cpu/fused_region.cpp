@@ -254,6 +254,23 @@ void gather(char* dst, const LoomTensorDesc& d, int64_t start, int64_t len) {
   }
 }
 
+// Asks for the next tile of the inputs read in place while this one
+// computes: a region runs several kernels over a tile, long enough for the
+// hardware prefetcher to lose the stream, and each tile would otherwise
+// start with a wait on memory.
+void prefetch_next_tile(const RunState& st, int64_t start, int64_t len) {
+  if (len <= 0) return;
+  const Compiled& c = st.c;
+  for (size_t i = 0; i < c.steps.size(); ++i) {
+    const Step& s = c.steps[i];
+    if (s.op != LOOM_FUSED_INPUT || st.layout[i] != Layout::InPlace) continue;
+    const size_t item = itemsize(s.dtype);
+    const char* p = element_ptr(st.inputs[s.input]) + static_cast<size_t>(start) * item;
+    const size_t bytes = static_cast<size_t>(len) * item;
+    for (size_t off = 0; off < bytes; off += 64) __builtin_prefetch(p + off, 0, 3);
+  }
+}
+
 // Elements [begin, end) of every output, tile by tile, on this thread.
 void run_range(const RunState& st, int64_t begin, int64_t end) {
   const Compiled& c = st.c;
@@ -264,6 +281,7 @@ void run_range(const RunState& st, int64_t begin, int64_t end) {
   int64_t len = 0;
   for (int64_t t0 = begin; t0 < end; t0 += kTile) {
     len = std::min(kTile, end - t0);
+    prefetch_next_tile(st, t0 + kTile, std::min(kTile, end - t0 - kTile));
     for (size_t i = 0; i < ns; ++i) {
       const Step& s = c.steps[i];
       if (st.layout[i] == Layout::Uniform) {

@@ -71,6 +71,11 @@ void* system_block(size_t payload, uint32_t size_class) {
     got -= kHeader;
   } else {
     raw = std::aligned_alloc(kAlign, kHeader + payload);  // both multiples of 64
+    if (raw == nullptr && payload >= kLargeBlock) {
+      // Cached blocks no tensor uses may be what the system lacks.
+      large_block_release_all();
+      raw = std::aligned_alloc(kAlign, kHeader + payload);
+    }
     if (raw == nullptr) return nullptr;
   }
   auto* h = static_cast<Header*>(raw);

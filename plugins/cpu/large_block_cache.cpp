@@ -5,12 +5,26 @@
 #include <map>
 #include <mutex>
 
+#include <unistd.h>
+
 namespace loom::cpu {
 namespace {
 
+// An eighth of physical memory, at least 1 GiB. A fixed 1 GiB thrashed as
+// soon as one backward freed more than that at once (GELU's 8 ops over 16M
+// floats: every step gave most blocks back to the system and faulted them in
+// again, 7x slower); what is cached is memory the process has just used.
+size_t default_budget_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  const size_t eighth = pages > 0 && page > 0 ? static_cast<size_t>(pages) * static_cast<size_t>(page) / 8 : 0;
+  const size_t floor = size_t{1} << 30;
+  return eighth > floor ? eighth : floor;
+}
+
 size_t budget_bytes() {
   const char* v = std::getenv("LOOM_CPU_CACHE_MB");
-  const long long mb = v ? std::atoll(v) : 1024;
+  if (!v) return default_budget_bytes();
+  const long long mb = std::atoll(v);
   return mb > 0 ? static_cast<size_t>(mb) << 20 : 0;
 }
 

@@ -8,7 +8,9 @@
 // caching allocators do on GPUs.
 //
 // The cache is process-wide (a block freed on one thread serves another),
-// bounded in bytes (LOOM_CPU_CACHE_MB, default 1024) and returns a block
+// bounded in bytes (LOOM_CPU_CACHE_MB; by default an eighth of physical
+// memory, at least 1 GiB), emptied when the system refuses an allocation,
+// and returns a block
 // only when it is no more than 1/8 larger than asked, so memory is not
 // wasted on mismatched sizes.
 #pragma once

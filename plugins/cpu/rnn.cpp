@@ -93,24 +93,15 @@ Weights weights_of(const LoomKernelCall& c, int32_t first_param, const Rnn& r, i
   return w;
 }
 
-// Float sigmoid and tanh from nn_math.hpp's exp_f (whose argument must be
-// <= 0), branch-free so a row's loop vectorises; within a few ulp.
+// Float sigmoid from nn_math.hpp's exp_f (whose argument must be <= 0),
+// branch-free so a row's loop vectorises; within a few ulp. tanh_f is
+// nn_math.hpp's, the tanh op's own.
 [[gnu::always_inline]] inline float sigmoid_f(float x) {
   const float e = nnmath::exp_f(-std::fabs(x));  // e^-|x| in (0, 1]
   const float s = 1.0f / (1.0f + e);
   return x >= 0.0f ? s : e * s;
 }
-// Cephes tanhf: an odd polynomial below |x| = 0.625 (where 1 - 2/(e^2x + 1)
-// would cancel), else 1 - 2 e^-2|x| / (1 + e^-2|x|) with x's sign.
-[[gnu::always_inline]] inline float tanh_f(float x) {
-  const float a = std::fabs(x);
-  const float z = x * x;
-  const float small = ((((-5.70498872745e-3f * z + 2.06390887954e-2f) * z - 5.37397155531e-2f) * z +
-                        1.33314422036e-1f) * z - 3.33332819422e-1f) * z * x + x;
-  const float e = nnmath::exp_f(-2.0f * a);
-  const float big = std::copysign(1.0f - 2.0f * e / (1.0f + e), x);
-  return a < 0.625f ? small : big;
-}
+using nnmath::tanh_f;
 
 // One step's gate math for one row of H units: xr, hr are the row's input
 // and hidden projections (G*H each); h (and c) the row's state, updated;

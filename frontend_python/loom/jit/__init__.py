@@ -21,7 +21,7 @@ from .._C import Tensor
 
 Graph = _C.Graph
 
-__all__ = ["trace", "save", "load", "parse_graph", "TracedModule", "Graph", "TracerWarning"]
+__all__ = ["trace", "freeze", "save", "load", "parse_graph", "TracedModule", "Graph", "TracerWarning"]
 
 
 class TracerWarning(Warning):
@@ -162,6 +162,30 @@ def trace(func, example_inputs, *, input_names=None, check_trace=True, dynamic_b
                                            f"model's on {what} (does the model depend on state, randomness or "
                                            "sizes the trace cannot see?); pass check_trace=False to keep it anyway")
     return traced
+
+
+def freeze(traced, optimize=True):
+    """A frozen copy of a traced model, as torch.jit.freeze: for inference.
+
+    Its parameters become constants (copies: training the original later
+    does not reach the frozen one), a batch_norm after a conv or linear is
+    folded into that layer's weight and bias (results then differ from the
+    unfrozen model's by rounding, as with PyTorch's freeze), and, with
+    ``optimize``, the graph's passes run (constants fold through the weights,
+    elementwise chains fuse). The model must have been traced in eval mode.
+    """
+    if not isinstance(traced, TracedModule):
+        raise TypeError(f"loom.jit.freeze: expected what loom.jit.trace returns, got {type(traced).__name__}")
+    graph = parse_graph(str(traced.graph))
+    params = set(traced.graph.parameter_names)
+    for name, t in traced.graph.tensors().items():
+        graph.set_tensor(name, t.detach().clone() if name in params else t)
+    if optimize:
+        graph.freeze()
+    else:
+        graph.freeze_parameters()
+        graph.fold_batch_norm()
+    return TracedModule(graph, traced._single, traced._name)
 
 
 def save(traced, f):

@@ -17,6 +17,8 @@ size_t fold_constants(Graph& g) {
     if (!internal::pure(*n) || internal::returns_view(*n) || n->inputs.empty()) continue;
     bool all_constant = true;
     std::vector<const Tensor*> args;
+    std::vector<Tensor> held;
+    held.reserve(n->inputs.size());  // args point into it
     for (const Value* in : n->inputs) {
       if (!in) {
         args.push_back(nullptr);
@@ -25,7 +27,8 @@ size_t fold_constants(Graph& g) {
       const bool constant = !in->producer && in->kind == InputKind::Constant && !written(in);
       all_constant = all_constant && constant;
       if (!all_constant) break;
-      args.push_back(&g.held(*in));
+      held.push_back(g.held(*in));
+      args.push_back(&held.back());
     }
     if (!all_constant) continue;
     bool results_written = false;

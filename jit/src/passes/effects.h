@@ -23,6 +23,18 @@ inline bool returns_view(const Node& n) {
 }
 inline bool pure(const Node& n) { return !writes_in_place(n) && !draws_random(n); }
 
+// The node's attr for the schema argument `name` (attrs skip the tensor
+// arguments), or nullptr.
+inline const Attr* attr_named(const Node& n, const char* name) {
+  size_t i = 0;
+  for (const Argument& a : n.op->schema().args) {
+    if (a.type == ArgType::Tensor) continue;
+    if (a.name == name) return i < n.attrs.size() ? &n.attrs[i] : nullptr;
+    ++i;
+  }
+  return nullptr;
+}
+
 // By Value::index: whether an in-place node writes the value, directly or
 // through a chain of views of it (both the views and what they view).
 std::vector<bool> written_values(const Graph& g);

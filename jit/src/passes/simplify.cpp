@@ -20,18 +20,8 @@ bool constant_all(const Graph& g, const Value* v, double x) {
   return (t.to(DType::Float64).cpu() == x).all().item<bool>();
 }
 
-const Attr* attr(const Node& n, const char* name) {
-  size_t i = 0;
-  for (const Argument& a : n.op->schema().args) {
-    if (a.type == ArgType::Tensor) continue;
-    if (a.name == name) return i < n.attrs.size() ? &n.attrs[i] : nullptr;
-    ++i;
-  }
-  return nullptr;
-}
-
 bool alpha_is_one(const Node& n) {
-  const Attr* a = attr(n, "alpha");
+  const Attr* a = internal::attr_named(n, "alpha");
   return !a || (a->kind == Attr::Kind::Int && a->i == 1) || (a->kind == Attr::Kind::Float && a->f == 1.0);
 }
 

@@ -3,7 +3,8 @@
 // patterns over all exponents (plus a set below 2^20 only, where sin, cos
 // and tan take their vectorised path in whole blocks). The float paths
 // compute in double inside, so only the final rounding counts — two for the
-// 16-bit types (to float, then to the dtype): within one ulp.
+// 16-bit types (to float, then to the dtype): within one ulp; tanh computes
+// in float lanes, within 1.5 ulp of float32 (nn_math.hpp).
 #include <catch2/catch.hpp>
 
 #include "test_support.hpp"
@@ -45,7 +46,7 @@ uint32_t mix(uint64_t i) {
 void check_all(const Tensor& in) {
   for (const Case& c : floating_cases()) {
     INFO(c.op << " " << c.label << " " << loom::plugin::dtype_name(in.dtype));
-    check_call(c, in, make(in.dtype, in.shape), 1.0);
+    check_call(c, in, make(in.dtype, in.shape));  // an ulp; tanh's float32 1.5
   }
 }
 

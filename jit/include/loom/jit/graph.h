@@ -118,7 +118,8 @@ class Graph {
 
   // The tensor a Parameter or Constant input holds (marked a wrapped number
   // where the value is one); throws naming the value when the graph has none.
-  const Tensor& held(const Value& v) const;
+  // Never writes the graph: runs of one graph may share it across threads.
+  Tensor held(const Value& v) const;
 
   // The tensors of the Parameter and Constant inputs, by name.
   std::map<std::string, Tensor>& tensors() { return tensors_; }

@@ -46,4 +46,21 @@ size_t fuse_elementwise(Graph& g);
 // result. Returns the total.
 size_t optimize(Graph& g);
 
+// Freezing, as torch.jit.freeze: for inference only, and not run by
+// optimize (folding changes results by rounding).
+//
+// Parameters become constants (detached), but for one an in-place node
+// writes; a batch_norm in training mode is refused (trace in eval mode).
+// Returns how many parameters were frozen.
+size_t freeze_parameters(Graph& g);
+// A conv1d, conv2d or 2-D linear whose only reader is a batch_norm in
+// evaluation mode, all their tensors constants, becomes that layer alone
+// with the normalisation folded into its weight and bias: W·s and
+// (b − mean)·s + β per output channel, s = γ/√(var + ε), computed in
+// float64 and rounded once to the weight's dtype. Returns how many
+// batch_norms went.
+size_t fold_batch_norm(Graph& g);
+// freeze_parameters, fold_batch_norm, then optimize; returns the total.
+size_t freeze(Graph& g);
+
 }  // namespace loom::jit
