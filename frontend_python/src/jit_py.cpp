@@ -180,6 +180,10 @@ void bind_jit(py::module_& m) {
     return std::make_shared<Graph>(std::move(m.graph()));
   }, py::arg("path"), py::arg("map_location") = py::none());
 
+  m.def("_jit_graph_to", [](const std::shared_ptr<Graph>& g, const Device& device) {
+    jit::Module(g).to(device);  // in place: the Module shares the graph
+  }, py::arg("graph"), py::arg("device"));
+
   m.def("_jit_parse_graph", [](const std::string& text) {
     return std::make_shared<Graph>(jit::parse_graph(text));
   }, py::arg("text"));

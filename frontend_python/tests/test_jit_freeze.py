@@ -96,3 +96,20 @@ def test_a_frozen_model_saves_and_loads(tmp_path):
     loom.jit.save(frozen, path)
     loaded = loom.jit.load(path)
     assert loom.equal(loaded(x), frozen(x))
+
+
+def test_a_traced_module_takes_the_nn_module_calls_pytorch_code_makes():
+    m = trained_block()
+    x = loom.randn(2, 8, 6, 6)
+    traced = loom.jit.trace(m, x)
+    assert traced.eval() is traced and traced.training is False
+    state = traced.state_dict()
+    assert "conv1.weight" in state and "bn1.running_mean" in state
+    on_sim = traced.to("sim")
+    assert on_sim is traced
+    assert traced.parameters()[0].device.type == "sim"
+    y = traced(x.to("sim"))
+    assert y.device.type == "sim"
+    with loom.no_grad():
+        assert loom.allclose(y.cpu(), m(x), rtol=1e-5, atol=1e-5)
+    assert loom.allclose(traced.cpu()(x), y.cpu())

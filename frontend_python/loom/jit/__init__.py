@@ -84,6 +84,7 @@ class TracedModule:
         self.graph = graph
         self._single = single_output
         self._name = name
+        self.training = False
 
     @property
     def code(self):
@@ -102,6 +103,37 @@ class TracedModule:
 
     def parameters(self):
         return [t for _, t in self.named_parameters()]
+
+    def state_dict(self):
+        """The graph's parameters and buffers by name (what the traced
+        model's state_dict held), as a dict; constants are not included."""
+        return dict(self.named_parameters())
+
+    def to(self, device):
+        """Moves the parameters and constants to ``device`` and retargets the
+        graph to it, in place (as nn.Module.to); returns self."""
+        if not isinstance(device, _C.device):
+            device = _C.device(device)
+        _C._jit_graph_to(self.graph, device)
+        return self
+
+    def cuda(self, index=0):
+        return self.to(f"cuda:{index}")
+
+    def cpu(self):
+        return self.to("cpu")
+
+    def eval(self):
+        """Kept for PyTorch's API: a traced graph runs the mode it was traced
+        in (dropout and batch norm are recorded as they ran); returns self."""
+        self.training = False
+        return self
+
+    def train(self, mode=True):
+        """As eval(): the recorded mode does not change. ``mode=True`` sets
+        ``training`` (what PyTorch code reads) but the graph still runs as traced."""
+        self.training = bool(mode)
+        return self
 
     def __repr__(self):
         return f"{self._name}(traced: {len(self.graph.ops)} nodes)\n{self.graph}"
