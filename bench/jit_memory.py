@@ -1,7 +1,10 @@
-"""Peak intermediate memory of a ResNet-style basic block, eager vs traced, measured on the
-`sim` device (it keeps allocator statistics; the CPU plugin does not).
+"""Peak intermediate memory of a ResNet-style basic block, eager vs traced, from the
+device allocator's statistics (the CPU's count tensors of 8 KiB and more).
 
-    PYTHONPATH=build/python /usr/bin/python3 bench/jit_memory.py [--batch 64]
+    PYTHONPATH=build/python /usr/bin/python3 bench/jit_memory.py [--batch 64] [--device cpu]
+
+On `sim` the convolutions and batch norms run through the CPU fallback, whose device-side
+copies (a fallen-back in-place op allocates a temporary of its output) count there.
 
 The block: conv3x3-BN-ReLU-conv3x3-BN + identity, ReLU, 64 channels at 32x32, eval mode,
 no grad. Reported: the peak bytes allocated during one forward minus what was allocated
@@ -37,8 +40,9 @@ def peak_of(fn, dev):
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--batch", type=int, default=64)
+    p.add_argument("--device", default="cpu")
     a = p.parse_args()
-    dev = "sim"
+    dev = a.device
     loom.manual_seed(0)
     m = Block(64).eval().to(dev)
     x = loom.randn(a.batch, 64, 32, 32).to(dev)
@@ -51,7 +55,7 @@ def main():
         frozen_peak = peak_of(lambda: frozen(x), dev)
         assert loom.allclose(frozen(x), m(x), rtol=1e-4, atol=1e-4), "the frozen block must match the model"
     mib = 1 << 20
-    print(f"block at batch {a.batch}: one activation {x.numel() * 4 / mib:.1f} MiB; peak beyond inputs: "
+    print(f"{dev}, block at batch {a.batch}: one activation {x.numel() * 4 / mib:.1f} MiB; peak beyond inputs: "
           f"eager {eager / mib:.1f} MiB, traced {graph / mib:.1f} MiB ({graph / eager:.2f}x), "
           f"traced and frozen {frozen_peak / mib:.1f} MiB ({frozen_peak / eager:.2f}x)")
 

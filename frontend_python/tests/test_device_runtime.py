@@ -116,9 +116,13 @@ def test_memory_statistics_follow_tensors():
     assert loom.max_memory_reserved("sim") == loom.memory_reserved("sim")
     stats = loom.memory_stats("sim")
     assert stats["num_allocs"] >= 1 and stats["num_cache_hits"] == 0
-    with pytest.raises(RuntimeError, match="device 'cpu:0' has no memory statistics"):
-        loom.memory_allocated("cpu")
-    loom.empty_cache("cpu")  # nothing cached: no error, as in PyTorch
+    # The CPU counts tensors of 8 KiB and more (PyTorch's CPU keeps no statistics).
+    base = loom.memory_allocated("cpu")
+    big = loom.empty(1 << 16)
+    assert loom.memory_allocated("cpu") == base + (1 << 18)
+    del big
+    assert loom.memory_allocated("cpu") == base
+    loom.empty_cache("cpu")
 
 
 def test_device_options():

@@ -6,6 +6,8 @@
 #include "common.hpp"
 #include "fused_region.hpp"
 #include "host_allocator.hpp"
+#include "host_memory_stats.hpp"
+#include "large_block_cache.hpp"
 #include "kernels.hpp"
 
 #include <atomic>
@@ -22,6 +24,7 @@ LoomError* allocate(void*, int32_t index, size_t nbytes, void** out_ptr) {
   if (nbytes == 0) return nullptr;  // the ABI allows NULL for 0 bytes
   void* p = host_allocate(nbytes);
   if (p == nullptr) {
+    stats_oom();
     char msg[160];
     std::snprintf(msg, sizeof msg,
                   "cpu:%d: out of memory: failed to allocate %zu bytes (%.2f GiB)", index, nbytes,
@@ -33,6 +36,20 @@ LoomError* allocate(void*, int32_t index, size_t nbytes, void** out_ptr) {
 }
 
 void deallocate(void*, int32_t, void* ptr, size_t) { host_free(ptr); }
+
+// loom::memory_stats(cpu): host_memory_stats.hpp says what is counted.
+LoomError* memory_stats(void*, int32_t, LoomMemoryStats* out) {
+  fill_memory_stats(out);
+  return nullptr;
+}
+LoomError* empty_cache(void*, int32_t) {
+  large_block_release_all();
+  return nullptr;
+}
+LoomError* reset_peak(void*, int32_t) {
+  reset_peak_memory_stats();
+  return nullptr;
+}
 
 // memcpy with a NULL pointer is undefined even for 0 bytes, and 0-byte
 // tensors may have NULL data.
@@ -89,6 +106,9 @@ LoomDeviceTypeDesc make_desc() {
   d.synchronize = &synchronize;
   d.set_num_threads = &set_num_threads;
   d.get_num_threads = &get_num_threads;
+  d.memory_stats = &memory_stats;
+  d.empty_cache = &empty_cache;
+  d.reset_peak_memory_stats = &reset_peak;
   // Streams and events stay NULL: CPU kernels run synchronously.
   fill_fused_slots(d);
   return d;

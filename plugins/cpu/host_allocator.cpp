@@ -7,6 +7,7 @@
 // well under 128 KiB per thread.
 #include "host_allocator.hpp"
 
+#include "host_memory_stats.hpp"
 #include "large_block_cache.hpp"
 
 #include <cstdint>
@@ -66,17 +67,23 @@ void arm_drain() { thread_local Drain d; (void)d; }
 void* system_block(size_t payload, uint32_t size_class) {
   void* raw = nullptr;
   size_t got = payload;
-  if (payload >= kLargeBlock) raw = large_block_take(kHeader + payload, &got);
+  const bool large = payload >= kLargeBlock;
+  if (large) raw = large_block_take(kHeader + payload, &got);
   if (raw) {
     got -= kHeader;
+    stats_handed_out(got, /*from_cache=*/true);
   } else {
     raw = std::aligned_alloc(kAlign, kHeader + payload);  // both multiples of 64
-    if (raw == nullptr && payload >= kLargeBlock) {
+    if (raw == nullptr && large) {
       // Cached blocks no tensor uses may be what the system lacks.
       large_block_release_all();
       raw = std::aligned_alloc(kAlign, kHeader + payload);
     }
     if (raw == nullptr) return nullptr;
+    if (large) {
+      stats_reserved_grew(kHeader + payload);
+      stats_handed_out(payload, /*from_cache=*/false);
+    }
   }
   auto* h = static_cast<Header*>(raw);
   h->size_class = size_class;
@@ -111,7 +118,11 @@ void host_free(void* ptr) noexcept {
     }
   }
   const size_t payload = static_cast<Header*>(raw)->payload;
-  if (c == kUnclassed && payload >= kLargeBlock && large_block_give(raw, kHeader + payload)) return;
+  if (c == kUnclassed && payload >= kLargeBlock) {
+    stats_returned(payload);
+    if (large_block_give(raw, kHeader + payload)) return;
+    stats_reserved_shrank(kHeader + payload);
+  }
   std::free(raw);
 }
 

@@ -1,6 +1,8 @@
 // See large_block_cache.hpp.
 #include "large_block_cache.hpp"
 
+#include "host_memory_stats.hpp"
+
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -73,6 +75,7 @@ void large_block_release_all() noexcept {
   std::lock_guard lock(c.mutex);
   for (auto& [cap, raw] : c.blocks) std::free(raw);
   c.blocks.clear();
+  stats_reserved_shrank(c.cached);
   c.cached = 0;
 }
 

@@ -1,6 +1,8 @@
 // See caching_allocator.hpp; the policy is in docs/cuda_allocator.md.
 #include "caching_allocator.hpp"
 
+#include <loom/plugin/memory_stats.hpp>
+
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -267,18 +269,16 @@ void CachingAllocator::throw_out_of_memory(size_t requested) {
 }
 
 void fill_memory_stats(const CachingAllocator::Stats& stats, LoomMemoryStats* out) {
-  if (LOOM_STRUCT_HAS(out, LoomMemoryStats, allocated_bytes)) out->allocated_bytes = stats.allocated;
-  if (LOOM_STRUCT_HAS(out, LoomMemoryStats, max_allocated_bytes))
-    out->max_allocated_bytes = stats.max_allocated;
-  if (LOOM_STRUCT_HAS(out, LoomMemoryStats, reserved_bytes)) out->reserved_bytes = stats.reserved;
-  if (LOOM_STRUCT_HAS(out, LoomMemoryStats, max_reserved_bytes))
-    out->max_reserved_bytes = stats.max_reserved;
-  if (LOOM_STRUCT_HAS(out, LoomMemoryStats, num_allocs)) out->num_allocs = stats.num_allocs;
-  if (LOOM_STRUCT_HAS(out, LoomMemoryStats, num_cache_hits))
-    out->num_cache_hits = stats.num_cache_hits;
-  if (LOOM_STRUCT_HAS(out, LoomMemoryStats, num_device_allocs))
-    out->num_device_allocs = stats.num_device_allocs;
-  if (LOOM_STRUCT_HAS(out, LoomMemoryStats, num_ooms)) out->num_ooms = stats.num_ooms;
+  LoomMemoryStats s{};
+  s.allocated_bytes = stats.allocated;
+  s.max_allocated_bytes = stats.max_allocated;
+  s.reserved_bytes = stats.reserved;
+  s.max_reserved_bytes = stats.max_reserved;
+  s.num_allocs = stats.num_allocs;
+  s.num_cache_hits = stats.num_cache_hits;
+  s.num_device_allocs = stats.num_device_allocs;
+  s.num_ooms = stats.num_ooms;
+  plugin::write_memory_stats(s, out);
 }
 
 }  // namespace loom::gpu
