@@ -124,8 +124,7 @@ Tensor Graph::held(const Value& v) const {
   // A tensor stored without the value's flag (one put in tensors() by hand):
   // an alias carries it, so concurrent runs of one graph never write the
   // shared tensor. The tracer and the loader store it flagged already.
-  Tensor alias(detail::make_intrusive<TensorImpl>(t.impl()->storage(), t.dtype(), t.sizes(), t.strides(),
-                                                  t.impl()->storage_offset()));
+  Tensor alias = t.detach();
   alias.impl()->set_wrapped_number(v.wrapped_number);
   return alias;
 }

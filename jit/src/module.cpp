@@ -73,9 +73,9 @@ Module from_loaded(io::Loaded loaded, const std::string& source, std::optional<D
     Tensor loaded = map_location ? t->to(*map_location) : t->to(in->device);
     // Parameters come back trainable, as a loaded torch.jit module's do.
     if (in->kind == InputKind::Parameter && is_floating_point(loaded.dtype())) loaded.requires_grad_(true);
-    // The file keeps the wrapped-number flag on the value; the tensor gets
-    // it here, before any run can share it.
-    if (in->wrapped_number) loaded = loaded.detach(), loaded.impl()->set_wrapped_number(true);
+    // The file keeps the wrapped-number flag on the value; the tensor (read
+    // for this graph alone) gets it here, before any run can share it.
+    if (in->wrapped_number) loaded.impl()->set_wrapped_number(true);
     g.tensors()[in->name] = loaded;
   }
   for (const auto& [n, t] : loaded.tensors)

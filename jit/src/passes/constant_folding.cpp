@@ -24,7 +24,7 @@ size_t fold_constants(Graph& g) {
         args.push_back(nullptr);
         continue;
       }
-      const bool constant = !in->producer && in->kind == InputKind::Constant && !written(in);
+      const bool constant = internal::is_constant(in) && !written(in);
       all_constant = all_constant && constant;
       if (!all_constant) break;
       held.push_back(g.held(*in));

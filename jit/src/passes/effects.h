@@ -22,6 +22,8 @@ inline bool returns_view(const Node& n) {
   return !s.is_inplace() && !s.returns.empty() && !s.returns[0].alias.empty();
 }
 inline bool pure(const Node& n) { return !writes_in_place(n) && !draws_random(n); }
+// A constant of the graph (not an input, a parameter or a node's result).
+inline bool is_constant(const Value* v) { return v && !v->producer && v->kind == InputKind::Constant; }
 
 // The node's attr for the schema argument `name` (attrs skip the tensor
 // arguments), or nullptr.

@@ -12,8 +12,6 @@
 namespace loom::jit {
 namespace {
 
-bool is_constant(const Value* v) { return v && !v->producer && v->kind == InputKind::Constant; }
-
 bool bn_training(const Node& n) {
   const Attr* t = internal::attr_named(n, "training");
   return !t || t->i != 0;
@@ -30,7 +28,7 @@ Node* foldable_layer(const Node& bn, const std::vector<size_t>& uses,
                      const std::vector<bool>& written) {
   if (bn.op->name() != "batch_norm" || bn_training(bn) || bn.inputs.size() != 5 || !bn.inputs[0]) return nullptr;
   for (size_t k = 1; k < 5; ++k)
-    if (bn.inputs[k] && !is_constant(bn.inputs[k])) return nullptr;
+    if (bn.inputs[k] && !internal::is_constant(bn.inputs[k])) return nullptr;
   if (!bn.inputs[1] || !bn.inputs[2]) return nullptr;  // evaluation needs the running statistics
   const Value* y = bn.inputs[0];
   Node* layer = y->producer;
@@ -38,8 +36,8 @@ Node* foldable_layer(const Node& bn, const std::vector<size_t>& uses,
   const std::string& op = layer->op->name();
   const bool conv = op == "conv1d" || op == "conv2d";
   if (!conv && !(op == "linear" && y->sizes.size() == 2)) return nullptr;
-  if (layer->inputs.size() != 3 || !is_constant(layer->inputs[1]) ||
-      (layer->inputs[2] && !is_constant(layer->inputs[2])))
+  if (layer->inputs.size() != 3 || !internal::is_constant(layer->inputs[1]) ||
+      (layer->inputs[2] && !internal::is_constant(layer->inputs[2])))
     return nullptr;
   // Batched input only: channels are dim 1 of the output, dim 0 of the weight.
   if (y->sizes.size() < 2 || (conv && y->sizes.size() != (op == "conv1d" ? 3u : 4u))) return nullptr;

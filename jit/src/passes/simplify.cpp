@@ -14,7 +14,7 @@ bool same_type(const Value& a, const Value& b) {
 
 // A constant every element of which equals `x`.
 bool constant_all(const Graph& g, const Value* v, double x) {
-  if (!v || v->producer || v->kind != InputKind::Constant) return false;
+  if (!internal::is_constant(v)) return false;
   const Tensor& t = g.tensors().at(v->name);
   if (t.numel() == 0 || t.dtype() == DType::Bool) return false;
   return (t.to(DType::Float64).cpu() == x).all().item<bool>();

@@ -4,7 +4,7 @@
 // and tan take their vectorised path in whole blocks). The float paths
 // compute in double inside, so only the final rounding counts — two for the
 // 16-bit types (to float, then to the dtype): within one ulp; tanh computes
-// in float lanes, within 1.5 ulp of float32 (nn_math.hpp).
+// in float lanes (its float32 tolerance is the case's f32_ulps).
 #include <catch2/catch.hpp>
 
 #include "test_support.hpp"

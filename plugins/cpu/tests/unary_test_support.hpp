@@ -141,9 +141,9 @@ inline bool matches(const Case& c, int32_t out_dt, long double got, long double 
 
 // The default Approx tolerance in ulps: float, float16 and bfloat16 go
 // through double inside (error well under an ulp, plus the 16-bit types'
-// second rounding from float), but for tanh, in float lanes (1.46 ulp at
-// most over every float32; well under an ulp of the 16-bit types); float64
-// is libm's, per case.
+// second rounding from float), but for tanh, in float lanes (nn_math.hpp's
+// bound over every float32, under its case's f32_ulps; well under an ulp of
+// the 16-bit types); float64 is libm's, per case.
 inline double default_tol(const Case& c, int32_t dt) {
   return dt == LOOM_DTYPE_FLOAT64 ? c.f64_eps : dt == LOOM_DTYPE_FLOAT32 ? c.f32_ulps : 1.0;
 }
