@@ -67,7 +67,7 @@ demo: build
 	@$(BUILD)/bin/train_mlp --out $(BUILD)/train_mlp.safetensors
 
 test: build deps-test
-	cd $(BUILD) && ctest -j $(JOBS) --output-on-failure --timeout 600
+	cd $(BUILD) && LOOM_CACHE_DIR=$$PWD/cache ctest -j $(JOBS) --output-on-failure --timeout 600
 
 # Sanitizer builds (docs/reliability.md): host code only (no CUDA, bench or
 # Python module), -Og with assertions on and line tables for the reports.
@@ -99,12 +99,12 @@ TSAN_ENV  := TSAN_OPTIONS=suppressions=$(SAN_SUPP)/tsan.supp:halt_on_error=1:sec
 test-asan: deps
 	cmake -S . -B build-asan $(SAN_CMAKE) -DLOOM_SANITIZE=address,undefined $(CMAKE_ARGS)
 	cmake --build build-asan -j $(JOBS)
-	cd build-asan && $(ASAN_ENV) ctest -j $(JOBS) --output-on-failure --timeout 900 -LE sdk
+	cd build-asan && LOOM_CACHE_DIR=$$PWD/cache $(ASAN_ENV) ctest -j $(JOBS) --output-on-failure --timeout 900 -LE sdk
 
 test-tsan: deps
 	cmake -S . -B build-tsan $(SAN_CMAKE) -DLOOM_SANITIZE=thread $(CMAKE_ARGS)
 	cmake --build build-tsan -j $(JOBS) --target loom_concurrency_targets
-	cd build-tsan && $(TSAN_ENV) ctest -j $(JOBS) --output-on-failure --timeout 900 -L concurrency
+	cd build-tsan && LOOM_CACHE_DIR=$$PWD/cache $(TSAN_ENV) ctest -j $(JOBS) --output-on-failure --timeout 900 -L concurrency
 
 bench: deps deps-bench
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DLOOM_BENCH_WITH_LIBTORCH=ON $(CMAKE_ARGS)

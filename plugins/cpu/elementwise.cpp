@@ -6,6 +6,7 @@
 // undefined). The loops and their fast paths are in loops.hpp.
 #include "binary_kernels.hpp"
 #include "common.hpp"
+#include "float_fns.hpp"
 #include "kernels.hpp"
 #include "loops.hpp"
 
@@ -38,9 +39,7 @@ using plugin::ops::Relu;
 using plugin::ops::Sub;
 
 template <class T>
-struct Exp {
-  T operator()(T a) const { return from_arith<T>(std::exp(to_arith(a))); }
-};
+using Exp = fns::Exp<T>;  // float_fns.hpp: compiled fused regions call it too
 
 template <template <class> class Op, DTypes Set, bool HasAlpha>
 void binary_kernel(const LoomKernelCall& c, const char* name) {

@@ -13,14 +13,28 @@
 // all uniform runs once per call, not per tile; an instruction that is an
 // output writes straight into the output. Tiles go to the threads in
 // contiguous ranges (parallel_for), each thread with its own scratch.
+//
+// A region of float32/float64 ops with generated forms runs, once hot
+// enough to pay for a compiler, as C++ made for it (region_codegen.hpp,
+// region_compiler.hpp): one loop that keeps every intermediate in
+// registers, computing with the same functors, so the same bits.
+// LOOM_CPU_CODEGEN picks when: "auto" (the default: once the region has run
+// kCodegenWarmElements elements, once per input layout), "always" (every
+// call; tests), "require" (always, and a region the generator accepts but
+// the compiler fails is an error: tests), "never".
 #include "common.hpp"
 #include "fused_region.hpp"
+#include "region_compiler.hpp"
 
 #include <loom/plugin/fused_ops.hpp>
 #include <loom/plugin/strided.hpp>
 
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <string>
 #include <unordered_map>
@@ -35,6 +49,26 @@ constexpr int64_t kTile = 2048;
 // Ranges below this run on one thread (a region does several ops' work per
 // element, so it splits earlier than one elementwise kernel).
 constexpr int64_t kFusedGrain = kParallelGrain / 4;
+// LOOM_CPU_CODEGEN=auto compiles a region once it has run this many
+// elements over its calls: a compile costs ~0.5-1 s once per machine (the
+// object is cached on disk), interpreting costs ~1 ns per element and op,
+// so a region compiles when it is hot — a 16M-element call at once, a
+// layer's activation after a few steps — while the small regions of a test
+// suite never start the compiler.
+constexpr int64_t kCodegenWarmElements = int64_t{1} << 22;
+
+enum class Codegen { Never, Auto, Always, Require };
+
+Codegen codegen_mode() {
+  const char* v = std::getenv("LOOM_CPU_CODEGEN");
+  const std::string s = v ? v : "";
+  if (s.empty() || s == "auto") return Codegen::Auto;
+  if (s == "never" || s == "0") return Codegen::Never;
+  if (s == "always") return Codegen::Always;
+  if (s == "require") return Codegen::Require;
+  fail(LOOM_STATUS_INVALID_ARGUMENT, "cpu: LOOM_CPU_CODEGEN must be auto, always, require or never, got '%s'",
+       s.c_str());
+}
 
 struct KernelRef {
   LoomKernelFn fn = nullptr;
@@ -68,6 +102,15 @@ struct Compiled {
   std::vector<int32_t> outputs;  // step of each output
   int32_t num_inputs = 0;
   int32_t num_buffers = 0;
+  // Generated code: the region again (values in the steps' own copies),
+  // and its compiled function per mask of uniform inputs (null: declined
+  // or failed; the tile interpreter runs those calls).
+  Codegen codegen = Codegen::Never;
+  uint64_t hash = 0;
+  std::vector<LoomFusedInstr> instrs;
+  mutable std::mutex codegen_mutex;
+  mutable std::unordered_map<uint64_t, RegionFn> generated;
+  mutable std::atomic<int64_t> elements_run{0};  // over all calls ("auto")
 };
 
 size_t itemsize(int32_t dtype) { return plugin::dtype_itemsize(dtype); }
@@ -128,6 +171,13 @@ std::unique_ptr<Compiled> compile(const LoomFusedRegion& r) {
     s.kernel = it->second;
     for (int32_t v = 0; v < in.num_values; ++v) s.values.push_back(own_value(in.values[v], s.blobs));
     for (int a = 0; a < s.num_args; ++a) c->steps[static_cast<size_t>(s.args[a])].last_use = i;
+  }
+  c->codegen = codegen_mode();
+  c->hash = r.hash;
+  c->instrs.assign(r.instrs, r.instrs + r.num_instrs);
+  for (int32_t i = 0; i < r.num_instrs; ++i) {
+    const Step& s = c->steps[static_cast<size_t>(i)];
+    c->instrs[static_cast<size_t>(i)].values = s.values.empty() ? nullptr : s.values.data();
   }
   for (int32_t k = 0; k < r.num_outputs; ++k) {
     c->outputs.push_back(r.outputs[k]);
@@ -349,6 +399,99 @@ void plan_call(RunState& st) {
   }
 }
 
+// The compiled function of `c` for this call's uniform inputs, or null
+// (declined, no compiler, or the compiler failed: the tile interpreter
+// runs it; under "require" a failure is an error instead). Generated once
+// per mask.
+RegionFn generated_fn(const Compiled& c, uint64_t uniform_inputs) {
+  std::lock_guard<std::mutex> lock(c.codegen_mutex);
+  if (auto it = c.generated.find(uniform_inputs); it != c.generated.end()) return it->second;
+  LoomFusedRegion r{};
+  r.struct_size = sizeof r;
+  r.hash = c.hash;
+  r.num_inputs = c.num_inputs;
+  r.num_instrs = static_cast<int32_t>(c.instrs.size());
+  r.instrs = c.instrs.data();
+  r.num_outputs = static_cast<int32_t>(c.outputs.size());
+  r.outputs = c.outputs.data();
+  const RegionSource src = generate_region(r, uniform_inputs);
+  RegionFn fn = nullptr;
+  if (src.declined.empty()) {
+    const CompiledRegion compiled = compile_region(src.code);
+    if (!compiled.fn && c.codegen == Codegen::Require)
+      fail(LOOM_STATUS_INTERNAL, "cpu fused region: LOOM_CPU_CODEGEN=require, and compiling it failed: %s",
+           compiled.error.c_str());
+    if (!compiled.fn) {
+      static std::once_flag warned;  // once per process: the reason is usually the toolchain's
+      std::call_once(warned, [&] {
+        std::fprintf(stderr, "loom cpu: fused regions run on the tile interpreter: %s\n", compiled.error.c_str());
+      });
+    }
+    fn = compiled.fn;
+  }
+  c.generated.emplace(uniform_inputs, fn);
+  return fn;
+}
+
+// Elements [begin, end) through the compiled function: inputs read in
+// place or uniform are passed as pointers; any other layout is gathered a
+// tile at a time into this thread's scratch.
+void run_range_generated(const RunState& st, RegionFn fn, int64_t begin, int64_t end) {
+  const Compiled& c = st.c;
+  std::vector<const void*> in(static_cast<size_t>(c.num_inputs), nullptr);
+  std::vector<void*> out(c.outputs.size(), nullptr);
+  std::vector<size_t> gathered;  // steps of the inputs gathered per tile
+  for (size_t i = 0; i < c.steps.size(); ++i) {
+    const Step& s = c.steps[i];
+    if (s.op != LOOM_FUSED_INPUT) continue;
+    const char* base = element_ptr(st.inputs[s.input]);
+    if (st.layout[i] == Layout::Uniform) in[static_cast<size_t>(s.input)] = base;
+    else if (st.layout[i] == Layout::InPlace) in[static_cast<size_t>(s.input)] = base + begin * itemsize(s.dtype);
+    else gathered.push_back(i);
+  }
+  for (size_t k = 0; k < c.outputs.size(); ++k)
+    out[k] = const_cast<char*>(element_ptr(st.outputs[k])) + begin * itemsize(st.outputs[k].dtype);
+  if (gathered.empty()) {
+    fn(end - begin, in.data(), out.data());
+    return;
+  }
+  std::unique_ptr<char[]> scratch(new char[gathered.size() * kTile * 8]);
+  std::vector<const void*> tile_in = in;
+  std::vector<void*> tile_out = out;
+  for (int64_t t0 = begin; t0 < end; t0 += kTile) {
+    const int64_t len = std::min(kTile, end - t0);
+    for (size_t g = 0; g < gathered.size(); ++g) {
+      const Step& s = c.steps[gathered[g]];
+      char* buffer = scratch.get() + g * kTile * 8;
+      gather(buffer, st.inputs[s.input], t0, len);
+      tile_in[static_cast<size_t>(s.input)] = buffer;
+    }
+    for (size_t k = 0; k < c.steps.size(); ++k) {
+      const Step& s = c.steps[k];
+      if (s.op == LOOM_FUSED_INPUT && st.layout[k] == Layout::InPlace)
+        tile_in[static_cast<size_t>(s.input)] = element_ptr(st.inputs[s.input]) + t0 * itemsize(s.dtype);
+    }
+    for (size_t k = 0; k < c.outputs.size(); ++k)
+      tile_out[k] = const_cast<char*>(element_ptr(st.outputs[k])) + t0 * itemsize(st.outputs[k].dtype);
+    fn(len, tile_in.data(), tile_out.data());
+  }
+}
+
+// The compiled function for this call, when the mode and size call for one.
+RegionFn pick_generated(const RunState& st) {
+  const Compiled& c = st.c;
+  if (c.codegen == Codegen::Never) return nullptr;
+  if (c.codegen == Codegen::Auto && c.elements_run.fetch_add(st.n, std::memory_order_relaxed) + st.n < kCodegenWarmElements)
+    return nullptr;
+  uint64_t uniform_inputs = 0;
+  for (size_t i = 0; i < c.steps.size(); ++i) {
+    const Step& s = c.steps[i];
+    if (s.op == LOOM_FUSED_INPUT && st.layout[i] == Layout::Uniform && s.input < 64)
+      uniform_inputs |= uint64_t{1} << s.input;
+  }
+  return generated_fn(c, uniform_inputs);
+}
+
 LoomError* fused_compile(void*, int32_t, const LoomFusedRegion* region, void** out_kernel) {
   return plugin::guard([&] { *out_kernel = compile(*region).release(); });
 }
@@ -363,6 +506,10 @@ LoomError* fused_run(void*, int32_t, void* kernel, const LoomTensorDesc* inputs,
     RunState st{c, inputs, outputs, plugin::numel(outputs[0]), {}, {}, {}};
     if (st.n == 0) return;
     plan_call(st);
+    if (RegionFn fn = pick_generated(st)) {
+      parallel_for(st.n, kFusedGrain, [&](int64_t s, int64_t e) { run_range_generated(st, fn, s, e); });
+      return;
+    }
     parallel_for(st.n, kFusedGrain, [&](int64_t s, int64_t e) { run_range(st, s, e); });
   });
 }
