@@ -197,3 +197,33 @@ TEST_CASE("simplify keeps the contiguous copy of a transposed view (attention's 
   loom::jit::simplify(h);
   CHECK_FALSE(has(h, "contiguous"));
 }
+
+TEST_CASE("a training batch_norm updates its running statistics: never dropped, merged or folded across") {
+  // running_mean and running_var are tensors the program reads: constants
+  // of the graph, which batch_norm in training mode writes.
+  Tensor rm = loom::zeros({3}), rv = loom::ones({3});
+  auto f = [&](const Tensor& x) {
+    (void)loom::batch_norm(x, rm, rv, Tensor(), Tensor(), true, 0.1, 1e-5);  // result unused
+    Tensor a = loom::batch_norm(x, rm, rv, Tensor(), Tensor(), true, 0.1, 1e-5);
+    Tensor b = loom::batch_norm(x, rm, rv, Tensor(), Tensor(), true, 0.1, 1e-5);  // same node as a
+    return a + b + rm * 2;  // rm read after the updates: not a foldable constant
+  };
+  const Tensor x = loom::randn({8, 3});
+  Graph g = trace1(f, x);
+  INFO(g.str());
+  const auto traced_ops = ops_of(g);
+  REQUIRE(std::count(traced_ops.begin(), traced_ops.end(), "batch_norm") == 3);
+  loom::jit::optimize(g);
+  const auto ops = ops_of(g);
+  CHECK(std::count(ops.begin(), ops.end(), "batch_norm") == 3);
+  // Same updates and result as eager, from the same starting statistics.
+  rm.zero_();
+  rv.fill_(1);
+  const Tensor expected = f(x);
+  const auto rm_eager = rm.to_vector<float>(), rv_eager = rv.to_vector<float>();
+  rm.zero_();
+  rv.fill_(1);
+  CHECK(identical(loom::jit::run(g, {x})[0], expected));
+  CHECK(rm.to_vector<float>() == rm_eager);
+  CHECK(rv.to_vector<float>() == rv_eager);
+}

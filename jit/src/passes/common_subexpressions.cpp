@@ -14,7 +14,7 @@ size_t eliminate_common_subexpressions(Graph& g) {
   size_t merged = 0;
   for (const auto& np : g.nodes()) {
     const Node& n = *np;
-    if (internal::writes_in_place(n)) {  // what came before may read other data now
+    if (internal::writes_in_place(n) || internal::writes_state(n)) {  // what came before may read other data now
       seen.clear();
       continue;
     }

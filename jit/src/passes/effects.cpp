@@ -6,13 +6,15 @@ namespace loom::jit::internal {
 std::vector<bool> written_values(const Graph& g) {
   std::vector<bool> written(g.num_values(), false);
   for (const auto& n : g.nodes()) {
-    if (!writes_in_place(*n) || n->inputs.empty() || !n->inputs[0]) continue;
+    std::vector<const Value*> targets = state_written(*n);
+    if (writes_in_place(*n) && !n->inputs.empty() && n->inputs[0]) targets.push_back(n->inputs[0]);
     // Walk back through the views to the base they all alias.
-    for (const Value* v = n->inputs[0]; v; ) {
-      written[v->index] = true;
-      const Node* p = v->producer;
-      v = p && returns_view(*p) && !p->inputs.empty() ? p->inputs[0] : nullptr;
-    }
+    for (const Value* target : targets)
+      for (const Value* v = target; v;) {
+        written[v->index] = true;
+        const Node* p = v->producer;
+        v = p && returns_view(*p) && !p->inputs.empty() ? p->inputs[0] : nullptr;
+      }
   }
   // Views of a written base see the write too.
   for (const auto& n : g.nodes())
