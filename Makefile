@@ -18,7 +18,7 @@ HIP_DEPS := hipcc libamdhip64-dev librocprim-dev
 DEPS := cmake ninja-build g++ ccache \
         libboost-dev nlohmann-json3-dev catch2 libdnnl-dev libbenchmark-dev zlib1g-dev \
         python3-dev pybind11-dev python3-numpy python3-pytest \
-        python3-sklearn $(HIP_DEPS)
+        python3-sklearn libgloo-dev $(HIP_DEPS)
 # OpenBLAS (OpenMP flavour, sharing loom's libgomp pool) is what Debian's
 # PyTorch reaches matmul through; without it torch falls to netlib BLAS.
 BENCH_DEPS := libtorch-dev libopenblas0-openmp

@@ -1,6 +1,7 @@
 // Internals of loom_registry shared between its source files. Not installed.
 #pragma once
 
+#include <loom/comm_api.h>
 #include <loom/plugin_api.h>
 #include <loom/plugin_host.h>
 #include <loom/registry.h>
@@ -60,6 +61,7 @@ struct Manifest {
   int abi_major = 0;
   int abi_minor = 0;
   std::vector<std::string> device_types;
+  std::vector<std::string> comm_backends;  // a communication plugin's (comm_api.h)
   int priority = 0;
 };
 
@@ -100,6 +102,9 @@ std::vector<fs::path> manifests_in(const SearchEntry& entry);
 // `error` set to the cause, including the loader's own text.
 bool open_plugin_library(const fs::path& library, const LoomPluginInfo*& info,
                          std::string& error);
+// The same for a communication plugin (comm_api.h's entry symbol).
+bool open_comm_plugin_library(const fs::path& library, const LoomCommPluginInfo*& info,
+                              std::string& error);
 
 // ---------------------------------------------------------- load_plugin.cpp
 
@@ -123,6 +128,7 @@ struct LoadOutcome {
   std::string plugin_name;         // LoomPluginInfo.name
   PluginRegistration registration;
   int device_count = 0;
+  const LoomCommPluginInfo* comm = nullptr;  // a communication plugin's table, once loaded
 };
 
 // Checks the manifest ABI, opens the library, negotiates the plugin's ABI,

@@ -57,8 +57,13 @@ std::string explain_loader_error(const fs::path& library, const std::string& tex
 
 }  // namespace
 
-bool open_plugin_library(const fs::path& library, const LoomPluginInfo*& info,
-                         std::string& error) {
+namespace {
+
+// Loads `library` (kept resident), looks up `symbol` as an entry function
+// returning a pointer to Info and calls it.
+template <class Info>
+bool open_library_entry(const fs::path& library, const char* symbol, const char* how_to_export,
+                        const Info*& info, std::string& error) {
   info = nullptr;
   boost::dll::shared_library lib;
   try {
@@ -72,43 +77,51 @@ bool open_plugin_library(const fs::path& library, const LoomPluginInfo*& info,
     return false;
   }
   debugf("loaded library ", library.string());
-
-  LoomPluginEntryFn entry = nullptr;
+  const Info* (*entry)() = nullptr;
   std::string symbol_error;
   try {
-    entry = &lib.get<const LoomPluginInfo*()>(LOOM_PLUGIN_ENTRY_SYMBOL);
+    entry = &lib.get<const Info*()>(symbol);
   } catch (const std::exception& e) {
     symbol_error = loader_text(e);
   }
-
   // From here on the library stays loaded whatever happens.
   {
     std::lock_guard<std::mutex> lock(resident().mu);
     resident().libraries.push_back(std::move(lib));
   }
-
   if (!entry) {
-    error = cat("entry symbol '", LOOM_PLUGIN_ENTRY_SYMBOL, "' not found in ", library.string(),
-                " (is it a loom plugin? it must use LOOM_PLUGIN or export the symbol as "
-                "extern \"C\"): ",
+    error = cat("entry symbol '", symbol, "' not found in ", library.string(), " (", how_to_export, "): ",
                 symbol_error);
     debugf("entry symbol lookup failed: ", symbol_error);
     return false;
   }
-
   try {
     info = entry();
   } catch (...) {
     // The entry is C and must not throw; a C++ plugin that does anyway
     // should not take the process down.
-    error = cat("entry symbol '", LOOM_PLUGIN_ENTRY_SYMBOL, "' threw an exception");
+    error = cat("entry symbol '", symbol, "' threw an exception");
     return false;
   }
   if (!info) {
-    error = cat("entry symbol '", LOOM_PLUGIN_ENTRY_SYMBOL, "' returned NULL");
+    error = cat("entry symbol '", symbol, "' returned NULL");
     return false;
   }
   return true;
+}
+
+}  // namespace
+
+bool open_plugin_library(const fs::path& library, const LoomPluginInfo*& info, std::string& error) {
+  return open_library_entry(library, LOOM_PLUGIN_ENTRY_SYMBOL,
+                            "is it a loom plugin? it must use LOOM_PLUGIN or export the symbol as extern \"C\"",
+                            info, error);
+}
+
+bool open_comm_plugin_library(const fs::path& library, const LoomCommPluginInfo*& info, std::string& error) {
+  return open_library_entry(library, LOOM_COMM_PLUGIN_ENTRY_SYMBOL,
+                            "is it a loom communication plugin? it must export the symbol as extern \"C\"",
+                            info, error);
 }
 
 }  // namespace loom::registry::detail

@@ -5,10 +5,63 @@
 
 #include <loom/device.h>
 
+#include <cstddef>
+#include <utility>
+
 namespace loom::registry::detail {
 
 namespace {
 std::string version_string(uint32_t major, uint32_t minor) { return cat(major, '.', minor); }
+
+// A communication plugin (comm_api.h): its own ABI version, its own entry
+// symbol, no init through the core; its probe says whether it is usable.
+template <class Fail>
+LoadOutcome load_comm_plugin(const LoadRequest& e, Fail& fail) {
+  LoadOutcome out;
+  debugf("manifest declares communication ABI ", e.manifest.abi_version, "; host communication ABI ",
+         LOOM_COMM_ABI_MAJOR, '.', LOOM_COMM_ABI_MINOR);
+  if (e.manifest.abi_major != LOOM_COMM_ABI_MAJOR)
+    return fail(cat("communication ABI major version mismatch: the manifest declares abi_version \"",
+                    e.manifest.abi_version, "\" but this loom speaks communication ABI ", LOOM_COMM_ABI_MAJOR,
+                    '.', LOOM_COMM_ABI_MINOR, " (major versions must match); library not loaded"));
+  std::error_code ec;
+  if (!fs::exists(e.library_path, ec))
+    return fail(cat("library not found: ", e.library_path, " (library_path \"", e.manifest.library_path_raw,
+                    "\" in the manifest)"));
+  const LoomCommPluginInfo* info = nullptr;
+  std::string error;
+  if (!open_comm_plugin_library(e.library_path, info, error)) return fail(error);
+  if (info->struct_size < offsetof(LoomCommPluginInfo, work_release) + sizeof(info->work_release))
+    return fail(cat("LoomCommPluginInfo.struct_size is ", info->struct_size,
+                    ", smaller than the communication ABI 1.0 minimum; not a valid loom communication plugin"));
+  out.plugin_abi_version = version_string(info->abi_major, info->abi_minor);
+  if (info->name) out.plugin_name = info->name;
+  if (info->version) out.version = info->version;
+  if (info->abi_major != LOOM_COMM_ABI_MAJOR)
+    return fail(cat("communication ABI major version mismatch: the plugin was built for ",
+                    out.plugin_abi_version, " but this loom speaks ", LOOM_COMM_ABI_MAJOR, '.',
+                    LOOM_COMM_ABI_MINOR, " (major versions must match)"));
+  const std::pair<const char*, bool> required[] = {
+      {"comm_create", info->comm_create != nullptr},   {"comm_destroy", info->comm_destroy != nullptr},
+      {"collective_start", info->collective_start != nullptr}, {"work_wait", info->work_wait != nullptr},
+      {"work_test", info->work_test != nullptr},       {"work_release", info->work_release != nullptr}};
+  for (const auto& [slot, present] : required)
+    if (!present) return fail(cat("the communication plugin leaves the required slot ", slot, " NULL"));
+  out.comm = info;
+  if (info->probe) {
+    if (LoomError* err = info->probe()) {
+      out.state = PluginState::NoDevices;
+      out.reason = err->message ? err->message : "unusable (no reason given)";
+      if (err->destroy) err->destroy(err);
+      debugf("communication plugin '", e.name, "' loaded, but is not usable here: ", out.reason);
+      return out;
+    }
+  }
+  out.state = PluginState::Loaded;
+  debugf("communication plugin '", e.name, "' loaded: backends [", join(e.manifest.comm_backends, ", "),
+         "] for ", info->device_type ? info->device_type : "?", " tensors");
+  return out;
+}
 }  // namespace
 
 LoadOutcome load_plugin(const LoadRequest& e) {
@@ -24,6 +77,8 @@ LoadOutcome load_plugin(const LoadRequest& e) {
   debugf("loading plugin '", e.name, "' from ", label);
   debugf("resolved library path: ", e.library_path,
          e.by_library ? "" : cat(" (library_path \"", e.manifest.library_path_raw, "\")"));
+
+  if (!e.by_library && !e.manifest.comm_backends.empty()) return load_comm_plugin(e, fail);
 
   // 1. The manifest's declared ABI, checked before any plugin code runs.
   if (!e.by_library) {

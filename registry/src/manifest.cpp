@@ -117,15 +117,30 @@ bool parse_manifest(const std::string& text, const fs::path& path, Manifest& out
     if (!parse_version(m.abi_version, m.abi_major, m.abi_minor))
       fail("plugin.abi_version", cat("must be \"MAJOR.MINOR\", got \"", m.abi_version, "\""));
 
-    const json& types = require(plugin, "device_types", "plugin.device_types");
-    if (!types.is_array())
-      fail("plugin.device_types", cat("must be an array of strings, got ", types.type_name()));
-    for (std::size_t i = 0; i < types.size(); ++i) {
-      std::string field = cat("plugin.device_types[", i, "]");
-      if (!types[i].is_string()) fail(field, cat("must be a string, got ", types[i].type_name()));
-      std::string t = types[i].get<std::string>();
-      if (t.empty()) fail(field, "must not be empty");
-      m.device_types.push_back(std::move(t));
+    // A device plugin lists device_types; a communication plugin
+    // (comm_api.h) lists comm_backends instead, and its abi_version is the
+    // communication ABI's.
+    auto names = [&](const json& list, const char* field_name, std::vector<std::string>& out_names) {
+      const std::string field = cat("plugin.", field_name);
+      if (!list.is_array()) fail(field, cat("must be an array of strings, got ", list.type_name()));
+      for (std::size_t i = 0; i < list.size(); ++i) {
+        std::string item_field = cat(field, "[", i, "]");
+        if (!list[i].is_string()) fail(item_field, cat("must be a string, got ", list[i].type_name()));
+        std::string t = list[i].get<std::string>();
+        if (t.empty()) fail(item_field, "must not be empty");
+        out_names.push_back(std::move(t));
+      }
+    };
+    auto backends = plugin.find("comm_backends");
+    if (backends != plugin.end()) {
+      names(*backends, "comm_backends", m.comm_backends);
+      if (m.comm_backends.empty()) fail("plugin.comm_backends", "must name at least one backend");
+      auto types = plugin.find("device_types");
+      if (types != plugin.end()) names(*types, "device_types", m.device_types);
+      if (!m.device_types.empty())
+        fail("plugin.device_types", "must be empty for a communication plugin (one with comm_backends)");
+    } else {
+      names(require(plugin, "device_types", "plugin.device_types"), "device_types", m.device_types);
     }
 
     auto prio = plugin.find("priority");

@@ -46,6 +46,7 @@ struct Entry {
   bool by_library = false;    // loaded by library path, no manifest
   bool loading = false;
   std::thread::id loader;
+  const LoomCommPluginInfo* comm = nullptr;  // a loaded communication plugin's table
 
   // How messages name this plugin.
   std::string label() const {
@@ -117,6 +118,7 @@ Entry* Registry::State::add_manifest(const fs::path& path, bool keep_duplicate_n
     e->rec.library_path = m.library_path;
     e->rec.abi_version = m.abi_version;
     e->rec.device_types = m.device_types;
+    e->rec.comm_backends = m.comm_backends;
     e->rec.priority = m.priority;
     debugf("manifest ", path.string(), ": plugin '", m.name, "', library ", m.library_path,
            ", ABI ", m.abi_version, ", device types [", join(m.device_types, ", "),
@@ -194,6 +196,8 @@ bool Registry::State::load_entry(Entry& e, std::unique_lock<std::mutex>& lock, s
   e.rec.ops_defined = out.registration.ops_defined;
   e.rec.fallbacks = out.registration.fallbacks;
   e.rec.device_count = out.device_count;
+  e.comm = out.comm;
+  if (out.comm && out.comm->device_type) e.rec.comm_device_type = out.comm->device_type;
   cv.notify_all();
   if (!e.usable()) why = e.rec.reason;
   return e.usable();
@@ -314,6 +318,48 @@ bool Registry::load_for_device_type(const std::string& type, std::string& why) {
   } catch (const std::exception& ex) {
     why = cat("resolving device type '", type, "' failed: ", ex.what());
     return false;
+  }
+}
+
+const LoomCommPluginInfo* Registry::load_comm_backend(const std::string& backend, std::string& why) {
+  try {
+    std::unique_lock<std::mutex> lock(state_->mu);
+    if (!state_->discovered) state_->discover_locked();
+    std::vector<Entry*> candidates;
+    for (auto& e : state_->entries)
+      if (e->manifest_ok && contains(e->rec.comm_backends, backend)) candidates.push_back(e.get());
+    std::stable_sort(candidates.begin(), candidates.end(),
+                     [](const Entry* a, const Entry* b) { return a->rec.priority > b->rec.priority; });
+    if (candidates.empty()) {
+      std::vector<std::string> listed;
+      for (const auto& e : state_->entries)
+        if (e->manifest_ok) listed.insert(listed.end(), e->rec.comm_backends.begin(), e->rec.comm_backends.end());
+      why = cat("no plugin manifest lists communication backend '", backend, "'", did_you_mean(backend, listed),
+                listed.empty() ? " (none is installed)" : cat(" (installed: ", join(listed, ", "), ")"),
+                "; searched: ");
+      for (std::size_t i = 0; i < state_->search.size(); ++i) why += (i ? ", " : "") + state_->search[i].path;
+      debugf(why);
+      return nullptr;
+    }
+    std::vector<std::string> failures;
+    for (Entry* e : candidates) {
+      std::string reason;
+      if (!state_->load_entry(*e, lock, reason)) {
+        failures.push_back(cat("plugin '", e->rec.name, "' failed: ", reason));
+      } else if (e->rec.state == PluginState::NoDevices) {
+        failures.push_back(cat("plugin '", e->rec.name, "' is not usable here: ", e->rec.reason));
+      } else if (e->comm) {
+        return e->comm;
+      } else {
+        failures.push_back(cat("plugin '", e->rec.name, "' (", e->label(), ") is not a communication plugin"));
+      }
+    }
+    why = cat("no plugin could provide communication backend '", backend, "': ", join(failures, "; "));
+    debugf(why);
+    return nullptr;
+  } catch (const std::exception& ex) {
+    why = cat("loading communication backend '", backend, "' failed: ", ex.what());
+    return nullptr;
   }
 }
 

@@ -175,8 +175,17 @@ int main(int argc, char** argv) {
     r.cells[4] = ran ? std::to_string(p.device_count) : "-";
     r.cells[5] = ran ? std::to_string(p.kernels) : "-";
     r.cells[6] = or_dash(p.library_path);
+    if (!p.comm_backends.empty()) {  // a communication plugin: no devices or kernels of its own
+      r.cells[4] = "-";
+      r.cells[5] = "-";
+      std::string backends;
+      for (const auto& b : p.comm_backends) backends += (backends.empty() ? "" : ", ") + b;
+      r.note = "communication backend(s) " + backends +
+               (p.comm_device_type.empty() ? "" : " for " + p.comm_device_type + " tensors");
+    }
     if (p.state == PluginState::Failed) r.note = "failed: " + p.reason;
-    if (p.state == PluginState::NoDevices) r.note = "no devices: " + p.reason;
+    if (p.state == PluginState::NoDevices)
+      r.note = (p.comm_backends.empty() ? "no devices: " : "not usable here: ") + p.reason;
     rows.push_back(std::move(r));
   }
   std::size_t width[7];

@@ -48,6 +48,8 @@
 #include <string>
 #include <vector>
 
+struct LoomCommPluginInfo;  // loom/comm_api.h
+
 namespace loom::registry {
 
 enum class PluginState {
@@ -75,6 +77,9 @@ struct PluginRecord {
   std::string plugin_abi_version;  // "MAJOR.MINOR" the plugin reports, once
                                    // its entry symbol has run
   std::vector<std::string> device_types;             // from the manifest
+  std::vector<std::string> comm_backends;            // a communication plugin's
+                                                     // (comm_api.h), from the manifest
+  std::string comm_device_type;  // whose tensors a communication plugin moves, once loaded
   std::vector<std::string> registered_device_types;  // what init registered
   int priority = 0;
   PluginState state = PluginState::Found;
@@ -129,6 +134,13 @@ class Registry {
   // type is loaded; otherwise `why` says which plugins were tried and why
   // they failed, or that none lists the type. This is the core's resolver.
   bool load_for_device_type(const std::string& type, std::string& why);
+
+  // Loads the highest-priority communication plugin (comm_api.h) whose
+  // manifest lists `backend` ("gloo", "nccl") and is usable here, trying
+  // the next when one fails; its table stays valid for the process's
+  // lifetime. nullptr with `why` naming what was tried and why it failed
+  // (or which backends are installed).
+  const LoomCommPluginInfo* load_comm_backend(const std::string& backend, std::string& why);
 
   // Loads every plugin found. Returns true when none failed.
   bool load_all();

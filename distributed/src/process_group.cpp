@@ -1,0 +1,289 @@
+// PluginProcessGroup (process_group.h).
+#include "process_group.h"
+
+#include <loom/error.h>
+#include <loom/ops.h>
+
+namespace loom::distributed::detail {
+namespace {
+
+int32_t abi_reduce_op(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::Sum:
+    case ReduceOp::Avg: return LOOM_COMM_SUM;  // the average divides afterwards
+    case ReduceOp::Product: return LOOM_COMM_PRODUCT;
+    case ReduceOp::Min: return LOOM_COMM_MIN;
+    case ReduceOp::Max: return LOOM_COMM_MAX;
+  }
+  return LOOM_COMM_SUM;
+}
+
+std::string shape_of(const Tensor& t) {
+  std::string s = "[";
+  for (int64_t d = 0; d < t.dim(); ++d) s += (d ? ", " : "") + std::to_string(t.size(d));
+  return s + "]";
+}
+
+}  // namespace
+
+// One collective's tensors as the plugin gets them: contiguous (staged
+// copies where the caller's are not), plus what to do on completion.
+struct PluginProcessGroup::Args {
+  Args(const char* name, int32_t code) : op_name(name), op(code) {}
+  const char* op_name;
+  int32_t op;
+  int32_t reduce_op = LOOM_COMM_SUM;
+  int32_t root = 0;
+  int32_t tag = 0;
+  std::vector<Tensor> inputs, outputs;  // contiguous
+  std::vector<std::pair<Tensor, Tensor>> copy_back;  // (caller's, staged)
+  Tensor average;  // divided by the group size on completion, when defined
+};
+
+PluginProcessGroup::PluginProcessGroup(std::string name, std::string backend, std::shared_ptr<Communicator> comm,
+                                       int rank, std::vector<int> global_ranks)
+    : name_(std::move(name)),
+      backend_(std::move(backend)),
+      comm_(std::move(comm)),
+      rank_(rank),
+      global_ranks_(std::move(global_ranks)) {}
+
+int PluginProcessGroup::group_rank(int global_rank) const {
+  for (size_t i = 0; i < global_ranks_.size(); ++i)
+    if (global_ranks_[i] == global_rank) return static_cast<int>(i);
+  return -1;
+}
+
+void PluginProcessGroup::check_tensor(const Tensor& t, const char* op, const char* which) const {
+  const LoomCommPluginInfo& p = comm_->plugin();
+  if (!t.defined()) throw Error(cat_op(op, ": ", which, " is an undefined tensor"));
+  const std::string type = t.device().type_name();
+  if (type != p.device_type)
+    throw Error(ErrorKind::InvalidArgument,
+                cat_op(op, ": ", which, " is on ", t.device().str(), ", but the process group's backend '", backend_,
+                       "' communicates ", p.device_type, " tensors (move it with .to(\"", p.device_type,
+                       "\"), or make a group of a backend for ", type, ")"));
+  if (!(p.dtypes & LOOM_DTYPE_BIT(static_cast<int32_t>(t.dtype()))))
+    throw Error(ErrorKind::Unsupported,
+                cat_op(op, ": backend '", backend_, "' does not support ", which, "'s dtype ", name(t.dtype())));
+}
+
+void PluginProcessGroup::check_rank(int r, const char* op, const char* which) const {
+  if (r < 0 || r >= size())
+    throw Error(ErrorKind::InvalidArgument, cat_op(op, ": ", which, " rank ", r, " is not in the group ", name_,
+                                                   " of ", size(), " process(es)"));
+}
+
+std::shared_ptr<Work> PluginProcessGroup::start(Args& a, bool async_op) {
+  const uint64_t seq = ++sequence_;
+  std::vector<LoomTensorDesc> in, out;
+  for (const Tensor& t : a.inputs) in.push_back(t.impl()->desc());
+  for (const Tensor& t : a.outputs) out.push_back(t.impl()->desc());
+  LoomCollective c{};
+  c.struct_size = sizeof c;
+  c.op = a.op;
+  c.reduce_op = a.reduce_op;
+  c.root = a.root;
+  c.tag = a.tag;
+  c.num_inputs = static_cast<int32_t>(in.size());
+  c.num_outputs = static_cast<int32_t>(out.size());
+  c.inputs = in.data();
+  c.outputs = out.data();
+  c.sequence = seq;
+  const std::string what =
+      cat_op(a.op_name, " (group ", name_, ", rank ", rank_, " of ", size(), ", sequence ", seq, ")");
+  LoomCommWork* handle = nullptr;
+  throw_if_error(comm_->plugin().collective_start(comm_->handle(), &c, &handle), what);
+  auto copy_back = std::move(a.copy_back);
+  Tensor average = a.average;
+  const int n = size();
+  auto finish = [copy_back, average, n]() mutable {
+    for (auto& [caller, staged] : copy_back) caller.copy_(staged);
+    if (average.defined()) average.div_(n);
+  };
+  std::vector<Tensor> keep = a.inputs;
+  keep.insert(keep.end(), a.outputs.begin(), a.outputs.end());
+  auto work = std::make_shared<PluginWork>(comm_, handle, what, std::move(finish), std::move(keep));
+  if (async_op) return work;
+  work->wait();
+  return nullptr;
+}
+
+namespace {
+
+// `t` itself when contiguous; else a contiguous copy that `a` copies back
+// into `t` on completion (when `written`).
+template <class A>
+Tensor stage(A& a, const Tensor& t, bool written) {
+  if (t.is_contiguous()) return t;
+  Tensor staged = t.contiguous();
+  if (written) a.copy_back.emplace_back(t, staged);
+  return staged;
+}
+
+}  // namespace
+
+std::shared_ptr<Work> PluginProcessGroup::all_reduce(Tensor& tensor, ReduceOp op, bool async_op) {
+  check_tensor(tensor, "all_reduce", "the tensor");
+  if (op == ReduceOp::Avg && !is_floating_point(tensor.dtype()))
+    throw Error(ErrorKind::InvalidArgument, cat_op("all_reduce: ReduceOp.AVG of a ", name(tensor.dtype()),
+                                                   " tensor (integer averages do not divide exactly: sum, then "
+                                                   "divide as you need)"));
+  Args a{"all_reduce", LOOM_COMM_ALL_REDUCE};
+  a.reduce_op = abi_reduce_op(op);
+  Tensor t = stage(a, tensor, true);
+  a.inputs = {t};
+  a.outputs = {t};
+  if (op == ReduceOp::Avg) a.average = tensor;
+  return start(a, async_op);
+}
+
+std::shared_ptr<Work> PluginProcessGroup::broadcast(Tensor& tensor, int src, bool async_op) {
+  check_tensor(tensor, "broadcast", "the tensor");
+  check_rank(src, "broadcast", "src");
+  Args a{"broadcast", LOOM_COMM_BROADCAST};
+  a.root = src;
+  Tensor t = stage(a, tensor, true);
+  a.inputs = {t};
+  a.outputs = {t};
+  return start(a, async_op);
+}
+
+std::shared_ptr<Work> PluginProcessGroup::reduce(Tensor& tensor, int dst, ReduceOp op, bool async_op) {
+  check_tensor(tensor, "reduce", "the tensor");
+  check_rank(dst, "reduce", "dst");
+  if (op == ReduceOp::Avg && !is_floating_point(tensor.dtype()))
+    throw Error(ErrorKind::InvalidArgument, cat_op("reduce: ReduceOp.AVG of a ", name(tensor.dtype()), " tensor"));
+  Args a{"reduce", LOOM_COMM_REDUCE};
+  a.root = dst;
+  a.reduce_op = abi_reduce_op(op);
+  const bool root = rank_ == dst;
+  Tensor t = stage(a, tensor, root);
+  a.inputs = {t};
+  if (root) a.outputs = {t};
+  if (op == ReduceOp::Avg && root) a.average = tensor;
+  return start(a, async_op);
+}
+
+namespace {
+
+void check_same_dtype(const Tensor& out, const Tensor& in, const char* op) {
+  if (out.dtype() != in.dtype())
+    throw Error(ErrorKind::InvalidArgument, cat_op(op, ": the output is ", name(out.dtype()), " but the input is ",
+                                                   name(in.dtype())));
+}
+
+void check_multiple(const Tensor& big, const Tensor& small, int64_t world, const char* op, const char* big_name,
+                    const char* small_name) {
+  if (big.numel() != world * small.numel())
+    throw Error(ErrorKind::InvalidArgument,
+                cat_op(op, ": ", big_name, " ", shape_of(big), " must hold world_size (", world, ") times the ",
+                       small_name, "'s ", small.numel(), " elements ", shape_of(small)));
+}
+
+}  // namespace
+
+std::shared_ptr<Work> PluginProcessGroup::all_gather_into_tensor(Tensor& output, const Tensor& input,
+                                                                 bool async_op) {
+  check_tensor(output, "all_gather_into_tensor", "the output");
+  check_tensor(input, "all_gather_into_tensor", "the input");
+  check_same_dtype(output, input, "all_gather_into_tensor");
+  check_multiple(output, input, size(), "all_gather_into_tensor", "the output", "input");
+  Args a{"all_gather_into_tensor", LOOM_COMM_ALL_GATHER};
+  a.inputs = {stage(a, input, false)};
+  a.outputs = {stage(a, output, true)};
+  return start(a, async_op);
+}
+
+std::shared_ptr<Work> PluginProcessGroup::reduce_scatter_tensor(Tensor& output, const Tensor& input, ReduceOp op,
+                                                                bool async_op) {
+  check_tensor(output, "reduce_scatter_tensor", "the output");
+  check_tensor(input, "reduce_scatter_tensor", "the input");
+  check_same_dtype(output, input, "reduce_scatter_tensor");
+  check_multiple(input, output, size(), "reduce_scatter_tensor", "the input", "output");
+  if (op == ReduceOp::Avg && !is_floating_point(output.dtype()))
+    throw Error(ErrorKind::InvalidArgument,
+                cat_op("reduce_scatter_tensor: ReduceOp.AVG of a ", name(output.dtype()), " tensor"));
+  Args a{"reduce_scatter_tensor", LOOM_COMM_REDUCE_SCATTER};
+  a.reduce_op = abi_reduce_op(op);
+  a.inputs = {stage(a, input, false)};
+  a.outputs = {stage(a, output, true)};
+  if (op == ReduceOp::Avg) a.average = output;
+  return start(a, async_op);
+}
+
+std::shared_ptr<Work> PluginProcessGroup::all_to_all_single(Tensor& output, const Tensor& input, bool async_op) {
+  check_tensor(output, "all_to_all_single", "the output");
+  check_tensor(input, "all_to_all_single", "the input");
+  check_same_dtype(output, input, "all_to_all_single");
+  if (output.numel() != input.numel() || input.numel() % size() != 0)
+    throw Error(ErrorKind::InvalidArgument,
+                cat_op("all_to_all_single: input ", shape_of(input), " and output ", shape_of(output),
+                       " must have the same number of elements, divisible by world_size (", size(), ")"));
+  Args a{"all_to_all_single", LOOM_COMM_ALL_TO_ALL};
+  a.inputs = {stage(a, input, false)};
+  a.outputs = {stage(a, output, true)};
+  return start(a, async_op);
+}
+
+std::shared_ptr<Work> PluginProcessGroup::gather_into_tensor(Tensor& output, const Tensor& input, int dst,
+                                                             bool async_op) {
+  check_tensor(input, "gather", "the input");
+  check_rank(dst, "gather", "dst");
+  Args a{"gather", LOOM_COMM_GATHER};
+  a.root = dst;
+  a.inputs = {stage(a, input, false)};
+  if (rank_ == dst) {
+    check_tensor(output, "gather", "the output");
+    check_same_dtype(output, input, "gather");
+    check_multiple(output, input, size(), "gather", "the output", "input");
+    a.outputs = {stage(a, output, true)};
+  }
+  return start(a, async_op);
+}
+
+std::shared_ptr<Work> PluginProcessGroup::scatter_tensor(Tensor& output, const Tensor& input, int src,
+                                                         bool async_op) {
+  check_tensor(output, "scatter", "the output");
+  check_rank(src, "scatter", "src");
+  Args a{"scatter", LOOM_COMM_SCATTER};
+  a.root = src;
+  if (rank_ == src) {
+    check_tensor(input, "scatter", "the input");
+    check_same_dtype(output, input, "scatter");
+    check_multiple(input, output, size(), "scatter", "the input", "output");
+    a.inputs = {stage(a, input, false)};
+  }
+  a.outputs = {stage(a, output, true)};
+  return start(a, async_op);
+}
+
+std::shared_ptr<Work> PluginProcessGroup::barrier(bool async_op) {
+  Args a{"barrier", LOOM_COMM_BARRIER};
+  return start(a, async_op);
+}
+
+std::shared_ptr<Work> PluginProcessGroup::send(const Tensor& tensor, int dst, int tag) {
+  check_tensor(tensor, "send", "the tensor");
+  check_rank(dst, "send", "dst");
+  if (dst == rank_) throw Error(ErrorKind::InvalidArgument, cat_op("send: a rank cannot send to itself (rank ", dst, ")"));
+  Args a{"send", LOOM_COMM_SEND};
+  a.root = dst;
+  a.tag = tag;
+  a.inputs = {stage(a, tensor, false)};
+  return start(a, true);
+}
+
+std::shared_ptr<Work> PluginProcessGroup::recv(Tensor& tensor, int src, int tag) {
+  check_tensor(tensor, "recv", "the tensor");
+  check_rank(src, "recv", "src");
+  if (src == rank_)
+    throw Error(ErrorKind::InvalidArgument, cat_op("recv: a rank cannot receive from itself (rank ", src, ")"));
+  Args a{"recv", LOOM_COMM_RECV};
+  a.root = src;
+  a.tag = tag;
+  a.outputs = {stage(a, tensor, true)};
+  return start(a, true);
+}
+
+}  // namespace loom::distributed::detail

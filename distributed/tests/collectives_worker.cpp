@@ -1,0 +1,247 @@
+// One rank of a multi-process test (collectives_test.cpp starts world_size
+// of them): `collectives_worker <scenario> <rank> <world_size> <init_method>
+// [timeout_ms]`. Exits 0 when every check passed; otherwise prints what
+// failed to stderr and exits 1. The scenarios:
+//   collectives  every collective x dtype against a reference computed
+//                locally; results identical on every rank by construction
+//   init_only    init_process_group and exit (timeouts, ports in use: the
+//                caller reads the error from stderr)
+//   die_in_all_reduce  rank 1 SIGKILLs itself instead of joining the
+//                second all_reduce; the others must fail, not hang
+#include <loom/distributed/distributed.h>
+#include <loom/error.h>
+#include <loom/loom.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace dist = loom::distributed;
+using loom::DType;
+using loom::Tensor;
+
+namespace {
+
+int failures = 0;
+
+void check(bool ok, const std::string& what) {
+  if (ok) return;
+  ++failures;
+  std::fprintf(stderr, "rank %d: FAILED: %s\n", dist::is_initialized() ? dist::get_rank() : -1, what.c_str());
+}
+
+// Rank r's values: small integers, exact in every dtype (float16 and
+// bfloat16 included) through sums and products over 4 ranks.
+Tensor values(int r, int64_t n, DType dt) {
+  std::vector<double> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = static_cast<double>((r + 1) * (i % 3 + 1) % 5);
+  if (dt == DType::Bool)
+    for (auto& x : v) x = x > 2 ? 1 : 0;
+  return loom::tensor(v).reshape({n}).to(dt);
+}
+
+bool same(const Tensor& a, const Tensor& b) {
+  if (a.sizes() != b.sizes() || a.dtype() != b.dtype()) return false;
+  return a.to(DType::Float64).contiguous().to_vector<double>() == b.to(DType::Float64).contiguous().to_vector<double>();
+}
+
+std::string label(const char* op, DType dt) { return std::string(op) + " " + std::string(loom::name(dt)); }
+
+void collectives(int world) {
+  const int me = dist::get_rank();
+  const int64_t n = 10;
+  const std::vector<DType> dtypes = {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16,
+                                     DType::Int32,   DType::Int64,   DType::Int16,   DType::Int8,
+                                     DType::UInt8,   DType::Bool};
+  for (DType dt : dtypes) {
+    const bool is_bool = dt == DType::Bool;
+    // all_reduce: each op against the local fold over every rank's values.
+    for (dist::ReduceOp op : {dist::ReduceOp::Sum, dist::ReduceOp::Product, dist::ReduceOp::Min, dist::ReduceOp::Max}) {
+      Tensor expected = values(0, n, dt);
+      for (int r = 1; r < world; ++r) {
+        const Tensor x = values(r, n, dt);
+        switch (op) {
+          case dist::ReduceOp::Sum: expected = is_bool ? loom::logical_or(expected, x) : expected + x; break;
+          case dist::ReduceOp::Product: expected = is_bool ? loom::logical_and(expected, x) : expected * x; break;
+          case dist::ReduceOp::Min: expected = loom::minimum(expected, x); break;
+          case dist::ReduceOp::Max: expected = loom::maximum(expected, x); break;
+          default: break;
+        }
+      }
+      Tensor t = values(me, n, dt);
+      dist::all_reduce(t, op);
+      check(same(t, expected.to(dt)), label("all_reduce", dt) + " " + dist::to_string(op));
+    }
+    if (loom::is_floating_point(dt)) {
+      Tensor sum = values(0, n, DType::Float64);
+      for (int r = 1; r < world; ++r) sum = sum + values(r, n, DType::Float64);
+      Tensor t = values(me, n, dt);
+      dist::all_reduce(t, dist::ReduceOp::Avg);
+      check(loom::allclose(t.to(DType::Float64), sum / world, 1e-2, 1e-2), label("all_reduce avg", dt));
+    }
+    // broadcast from the last rank.
+    {
+      Tensor t = values(me, n, dt);
+      dist::broadcast(t, world - 1);
+      check(same(t, values(world - 1, n, dt)), label("broadcast", dt));
+    }
+    // reduce (sum) to rank 0; other ranks keep their tensor.
+    if (!is_bool) {
+      Tensor t = values(me, n, dt);
+      Tensor expected = values(0, n, dt);
+      for (int r = 1; r < world; ++r) expected = expected + values(r, n, dt);
+      dist::reduce(t, 0);
+      check(me != 0 || same(t, expected.to(dt)), label("reduce", dt));
+      check(me == 0 || same(t, values(me, n, dt)), label("reduce leaves non-roots", dt));
+    }
+    // all_gather (list and into one tensor).
+    {
+      std::vector<Tensor> list;
+      for (int r = 0; r < world; ++r) list.push_back(loom::zeros({n}, dt));
+      dist::all_gather(list, values(me, n, dt));
+      for (int r = 0; r < world; ++r) check(same(list[static_cast<size_t>(r)], values(r, n, dt)), label("all_gather", dt));
+      Tensor out = loom::zeros({world * n}, dt);
+      dist::all_gather_into_tensor(out, values(me, n, dt));
+      for (int r = 0; r < world; ++r)
+        check(same(out.narrow(0, r * n, n), values(r, n, dt)), label("all_gather_into_tensor", dt));
+    }
+    // reduce_scatter_tensor: chunk `me` of the sum.
+    if (!is_bool) {
+      Tensor in = loom::cat({values(me, n, dt), values(me + 1, n, dt), values(me + 2, n, dt), values(me + 3, n, dt)}, 0)
+                      .narrow(0, 0, world * n)
+                      .contiguous();
+      Tensor expected = loom::zeros({n}, DType::Float64);
+      for (int r = 0; r < world; ++r) expected = expected + values(r + me, n, DType::Float64);
+      Tensor out = loom::zeros({n}, dt);
+      dist::reduce_scatter_tensor(out, in);
+      check(same(out, expected.to(dt)), label("reduce_scatter_tensor", dt));
+    }
+    // all_to_all_single: chunk j of rank r is values(r * 10 + j).
+    {
+      std::vector<Tensor> chunks;
+      for (int j = 0; j < world; ++j) chunks.push_back(values(me * 10 + j, n, dt));
+      Tensor out = loom::zeros({world * n}, dt);
+      Tensor in = loom::cat(chunks, 0);
+      dist::all_to_all_single(out, in);
+      for (int j = 0; j < world; ++j)
+        check(same(out.narrow(0, j * n, n), values(j * 10 + me, n, dt)), label("all_to_all_single", dt));
+    }
+    // gather to the last rank, scatter from rank 0.
+    {
+      std::vector<Tensor> list;
+      for (int r = 0; r < world; ++r) list.push_back(loom::zeros({n}, dt));
+      dist::gather(values(me, n, dt), me == world - 1 ? &list : nullptr, world - 1);
+      if (me == world - 1)
+        for (int r = 0; r < world; ++r) check(same(list[static_cast<size_t>(r)], values(r, n, dt)), label("gather", dt));
+      std::vector<Tensor> parts;
+      for (int r = 0; r < world; ++r) parts.push_back(values(r + 20, n, dt));
+      Tensor out = loom::zeros({n}, dt);
+      dist::scatter(out, me == 0 ? &parts : nullptr, 0);
+      check(same(out, values(me + 20, n, dt)), label("scatter", dt));
+    }
+  }
+  // A non-contiguous tensor (a transpose) is reduced in place.
+  {
+    Tensor base = loom::arange(12, DType::Float32).reshape({3, 4}).mul(me + 1);
+    Tensor t = base.t();
+    dist::all_reduce(t);
+    const double factor = world * (world + 1) / 2.0;
+    check(same(t, loom::arange(12, DType::Float32).reshape({3, 4}).t().mul(factor)), "all_reduce of a transpose");
+  }
+  // async_op: start several, wait later.
+  {
+    std::vector<Tensor> ts;
+    std::vector<std::shared_ptr<dist::Work>> works;
+    for (int k = 0; k < 4; ++k) ts.push_back(loom::full({1000}, double(k + me), DType::Float32));
+    for (auto& t : ts) works.push_back(dist::all_reduce(t, dist::ReduceOp::Sum, nullptr, true));
+    for (size_t k = 0; k < works.size(); ++k) {
+      works[k]->wait();
+      const double expected = world * double(k) + world * (world - 1) / 2.0;
+      check(same(ts[k], loom::full({1000}, expected, DType::Float32)), "async all_reduce " + std::to_string(k));
+      check(works[k]->is_completed(), "a waited work is completed");
+    }
+  }
+  // send / recv around a ring (even ranks send first).
+  if (world > 1) {
+    const int next = (me + 1) % world, prev = (me + world - 1) % world;
+    Tensor out = values(me, n, DType::Float32), in = loom::zeros({n});
+    auto s = dist::isend(out, next, nullptr, 7);
+    dist::recv(in, prev, nullptr, 7);
+    s->wait();
+    check(same(in, values(prev, n, DType::Float32)), "send/recv ring");
+  }
+  // A subgroup of the even ranks.
+  {
+    std::vector<int> evens;
+    for (int r = 0; r < world; r += 2) evens.push_back(r);
+    auto g = dist::new_group(evens);
+    check((g != nullptr) == (me % 2 == 0), "new_group membership");
+    if (g) {
+      Tensor t = loom::full({3}, double(me), DType::Int64);
+      dist::all_reduce(t, dist::ReduceOp::Sum, g.get());
+      double expected = 0;
+      for (int r : evens) expected += r;
+      check(same(t, loom::full({3}, expected, DType::Int64)), "all_reduce in a subgroup");
+      Tensor b = loom::full({2}, double(me), DType::Float32);
+      dist::broadcast(b, evens.back(), g.get());
+      check(same(b, loom::full({2}, double(evens.back()), DType::Float32)), "broadcast in a subgroup (global src)");
+    }
+  }
+  // Bad arguments are errors naming what is wrong.
+  {
+    Tensor t = loom::zeros({4});
+    try {
+      dist::broadcast(t, world + 3);
+      check(false, "broadcast from a rank outside the world is refused");
+    } catch (const loom::Error& e) {
+      check(std::string(e.what()).find("src " + std::to_string(world + 3)) != std::string::npos,
+            std::string("the error names the src rank: ") + e.what());
+    }
+    Tensor small = loom::zeros({3});
+    try {
+      dist::all_gather_into_tensor(small, t);
+      check(false, "all_gather_into_tensor into a too-small output is refused");
+    } catch (const loom::Error& e) {
+      check(std::string(e.what()).find("world_size") != std::string::npos, std::string("names the sizes: ") + e.what());
+    }
+  }
+  dist::barrier();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 5) {
+    std::fprintf(stderr, "usage: %s <scenario> <rank> <world_size> <init_method> [timeout_ms]\n", argv[0]);
+    return 2;
+  }
+  const std::string scenario = argv[1];
+  dist::InitOptions o;
+  o.rank = std::atoi(argv[2]);
+  o.world_size = std::atoi(argv[3]);
+  o.init_method = argv[4];
+  o.timeout = std::chrono::milliseconds(argc > 5 ? std::atoll(argv[5]) : 30000);
+  try {
+    dist::init_process_group("gloo", o);
+    if (scenario == "collectives") {
+      collectives(o.world_size);
+    } else if (scenario == "die_in_all_reduce") {
+      Tensor t = loom::ones({1 << 16});
+      dist::all_reduce(t);
+      if (o.rank == 1) std::raise(SIGKILL);
+      dist::all_reduce(t);  // rank 1 is gone: must fail
+      std::fprintf(stderr, "rank %d: the all_reduce without rank 1 completed\n", o.rank);
+      return 3;
+    } else if (scenario != "init_only") {
+      std::fprintf(stderr, "unknown scenario %s\n", scenario.c_str());
+      return 2;
+    }
+    dist::destroy_process_group();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "rank %d: error: %s\n", o.rank, e.what());
+    return 1;
+  }
+  return failures ? 1 : 0;
+}
