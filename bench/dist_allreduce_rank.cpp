@@ -23,6 +23,9 @@ int main(int argc, char** argv) {
   o.world_size = std::atoi(argv[2]);
   o.init_method = argv[3];
   const int reps = std::atoi(argv[4]);
+  // One compute thread, as the PyTorch peer: the ranks share this
+  // machine's cores with the backends' threads.
+  loom::set_num_threads(1);
   dist::init_process_group("gloo", o);
   for (int a = 5; a < argc; ++a) {
     const int64_t bytes = std::atoll(argv[a]);

@@ -90,6 +90,7 @@ std::shared_ptr<Work> PluginProcessGroup::start(Args& a, bool async_op) {
   c.inputs = in.data();
   c.outputs = out.data();
   c.sequence = seq;
+  c.flags = async_op ? 0u : static_cast<uint32_t>(LOOM_COMM_FLAG_BLOCKING);
   const std::string what =
       cat_op(a.op_name, " (group ", name_, ", rank ", rank_, " of ", size(), ", sequence ", seq, ")");
   LoomCommWork* handle = nullptr;

@@ -128,7 +128,17 @@ typedef struct LoomCollective {
                           communicator, from 1: for messages and logs */
   void* stream;        /* the device stream to order the work on (cuda);
                           NULL for devices without streams */
+  uint32_t flags;      /* LOOM_COMM_FLAG_* below */
+  uint32_t reserved;   /* zero */
 } LoomCollective;
+
+/* LoomCollective.flags. */
+enum {
+  /* The host will wait for this work at once (a synchronous call): a
+   * plugin with nothing else pending may run it on the calling thread
+   * before collective_start returns, saving two thread hand-offs. */
+  LOOM_COMM_FLAG_BLOCKING = 1u << 0
+};
 
 typedef struct LoomCommPluginInfo {
   size_t struct_size;

@@ -118,17 +118,8 @@ Comm::~Comm() {
 }
 
 std::shared_ptr<Work> Comm::start(std::string what, std::function<void()> run) {
-  auto work = std::make_shared<Work>();
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (aborted_) {
-      work->finish(LOOM_STATUS_DEVICE_ERROR, "gloo " + what + ": the communicator was aborted");
-      return work;
-    }
-    queue_.push_back(Job{std::move(what), std::move(run), work});
-  }
-  cv_.notify_all();
-  return work;
+  std::lock_guard<std::mutex> lock(mutex_);
+  return enqueue_locked(std::move(what), std::move(run));
 }
 
 void Comm::abort() {
@@ -141,27 +132,64 @@ void Comm::abort() {
   for (Job& j : dropped) j.work->finish(LOOM_STATUS_DEVICE_ERROR, "gloo " + j.what + ": the communicator was aborted");
 }
 
+// Queues a job for the worker; mutex_ held by the caller.
+std::shared_ptr<Work> Comm::enqueue_locked(std::string what, std::function<void()> run) {
+  auto work = std::make_shared<Work>();
+  if (aborted_) {
+    work->finish(LOOM_STATUS_DEVICE_ERROR, "gloo " + what + ": the communicator was aborted");
+    return work;
+  }
+  queue_.push_back(Job{std::move(what), std::move(run), work});
+  cv_.notify_all();
+  return work;
+}
+
+std::shared_ptr<Work> Comm::run_now_if_idle(std::string what, std::function<void()> run) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (aborted_ || busy_ || !queue_.empty()) return enqueue_locked(std::move(what), std::move(run));
+    busy_ = true;
+  }
+  auto work = std::make_shared<Work>();
+  execute(what, run, *work);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    busy_ = false;
+  }
+  cv_.notify_all();
+  return work;
+}
+
+void Comm::execute(const std::string& what, const std::function<void()>& run, Work& work) {
+  try {
+    run();
+    work.finish(0, "");
+  } catch (const plugin::Failure& e) {
+    work.finish(e.code(), "gloo " + what + ": " + e.what());
+  } catch (const std::exception& e) {
+    // gloo's IoException and timeouts: a peer closed its connection or
+    // stopped answering.
+    work.finish(LOOM_STATUS_DEVICE_ERROR, "gloo " + what + " failed on rank " + std::to_string(rank_) + ": " + e.what());
+  }
+}
+
 void Comm::worker_loop() {
   for (;;) {
     Job job;
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      cv_.wait(lock, [&] { return stopping_ || (!queue_.empty() && !busy_); });
       if (queue_.empty()) return;  // stopping, nothing left
       job = std::move(queue_.front());
       queue_.pop_front();
+      busy_ = true;
     }
-    try {
-      job.run();
-      job.work->finish(0, "");
-    } catch (const plugin::Failure& e) {
-      job.work->finish(e.code(), "gloo " + job.what + ": " + e.what());
-    } catch (const std::exception& e) {
-      // gloo's IoException and timeouts: a peer closed its connection or
-      // stopped answering.
-      job.work->finish(LOOM_STATUS_DEVICE_ERROR, "gloo " + job.what + " failed on rank " + std::to_string(rank_) +
-                                                     ": " + e.what());
+    execute(job.what, job.run, *job.work);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      busy_ = false;
     }
+    cv_.notify_all();
   }
 }
 

@@ -56,6 +56,9 @@ class Comm {
   // Queues `run` (which throws to fail) as the work `what`; the returned
   // Work is shared with the worker.
   std::shared_ptr<Work> start(std::string what, std::function<void()> run);
+  // Runs `run` on the calling thread when nothing is queued or running
+  // (then returns its finished work), else queues it as start() does.
+  std::shared_ptr<Work> run_now_if_idle(std::string what, std::function<void()> run);
   void abort();
 
   const std::shared_ptr<gloo::rendezvous::Context>& context() const { return context_; }
@@ -65,6 +68,8 @@ class Comm {
 
  private:
   void worker_loop();
+  void execute(const std::string& what, const std::function<void()>& run, Work& work);
+  std::shared_ptr<Work> enqueue_locked(std::string what, std::function<void()> run);  // mutex_ held
 
   int rank_ = 0, size_ = 1;
   int64_t timeout_ms_ = 0;
@@ -79,6 +84,7 @@ class Comm {
   std::deque<Job> queue_;
   bool stopping_ = false;
   bool aborted_ = false;
+  bool busy_ = false;  // a job runs (on the worker or a caller's thread)
   std::thread worker_;
 };
 

@@ -22,6 +22,7 @@
 #include <gloo/transport/unbound_buffer.h>
 
 #include <chrono>
+#include <cstddef>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -372,6 +373,8 @@ LoomError* collective_start(LoomComm* handle, const LoomCollective* c, LoomCommW
     std::shared_ptr<Work> work;
     if (c->op == LOOM_COMM_SEND || c->op == LOOM_COMM_RECV)
       work = start_point_to_point(comm, call, what);
+    else if (c->struct_size >= offsetof(LoomCollective, flags) + sizeof c->flags && (c->flags & LOOM_COMM_FLAG_BLOCKING))
+      work = comm.run_now_if_idle(what, [&comm, call] { run(comm, call); });
     else
       work = comm.start(what, [&comm, call] { run(comm, call); });
     *out = reinterpret_cast<LoomCommWork*>(new WorkHandle{std::move(work)});
