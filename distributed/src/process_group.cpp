@@ -75,7 +75,11 @@ void PluginProcessGroup::check_rank(int r, const char* op, const char* which) co
 }
 
 std::shared_ptr<Work> PluginProcessGroup::start(Args& a, bool async_op) {
-  const uint64_t seq = ++sequence_;
+  // Collectives are numbered per group, the same on every rank (plugins
+  // may tag their messages with it); a send or receive involves two ranks
+  // only, so it takes no number, or the others' count would fall behind.
+  const bool point_to_point = a.op == LOOM_COMM_SEND || a.op == LOOM_COMM_RECV;
+  const uint64_t seq = point_to_point ? 0 : ++sequence_;
   std::vector<LoomTensorDesc> in, out;
   for (const Tensor& t : a.inputs) in.push_back(t.impl()->desc());
   for (const Tensor& t : a.outputs) out.push_back(t.impl()->desc());
@@ -92,7 +96,9 @@ std::shared_ptr<Work> PluginProcessGroup::start(Args& a, bool async_op) {
   c.sequence = seq;
   c.flags = async_op ? 0u : static_cast<uint32_t>(LOOM_COMM_FLAG_BLOCKING);
   const std::string what =
-      cat_op(a.op_name, " (group ", name_, ", rank ", rank_, " of ", size(), ", sequence ", seq, ")");
+      point_to_point ? cat_op(a.op_name, " (group ", name_, ", rank ", rank_, " of ", size(), ", peer ", a.root,
+                              ", tag ", a.tag, ")")
+                     : cat_op(a.op_name, " (group ", name_, ", rank ", rank_, " of ", size(), ", sequence ", seq, ")");
   LoomCommWork* handle = nullptr;
   throw_if_error(comm_->plugin().collective_start(comm_->handle(), &c, &handle), what);
   auto copy_back = std::move(a.copy_back);

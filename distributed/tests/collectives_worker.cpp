@@ -172,6 +172,19 @@ void collectives(int world) {
     s->wait();
     check(same(in, values(prev, n, DType::Float32)), "send/recv ring");
   }
+  // A send only two ranks see, then collectives: their numbering (which
+  // gloo tags messages with) must stay equal on every rank.
+  if (world > 1) {
+    if (me == 0) dist::send(loom::arange(5, DType::Float32), 1, nullptr, 3);
+    if (me == 1) {
+      Tensor r = loom::zeros({5});
+      dist::recv(r, 0, nullptr, 3);
+      check(same(r, loom::arange(5, DType::Float32)), "a one-way send");
+    }
+    Tensor t = loom::ones({4});
+    dist::all_reduce(t);
+    check(same(t, loom::full({4}, double(world), DType::Float32)), "all_reduce after a one-way send");
+  }
   // A subgroup of the even ranks.
   {
     std::vector<int> evens;

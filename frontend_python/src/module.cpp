@@ -43,4 +43,5 @@ PYBIND11_MODULE(_C, m) {
   bind_nn(m);
   bind_profiler(m);
   bind_jit(m);
+  bind_distributed(m);
 }

@@ -19,6 +19,7 @@ void bind_autograd(py::module_& m);
 void bind_indexing(py::module_& m);  // Tensor.__getitem__ / __setitem__
 void bind_interop(py::module_& m);   // numpy and DLPack
 void bind_plugins(py::module_& m);
+void bind_distributed(py::module_& m);  // loom.distributed: process groups and collectives
 void bind_jit(py::module_& m);      // loom.jit: trace, Graph, parse_graph   // plugins(), load_plugin, fallback_stats, library
 void bind_autocast(py::module_& m);  // the autocast state (loom.amp)
 void bind_random(py::module_& m);  // Generator, manual_seed, seed, initial_seed

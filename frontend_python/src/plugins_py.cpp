@@ -22,6 +22,7 @@ py::dict plugin_dict(const registry::PluginRecord& r) {
   d["library"] = r.library_path;
   d["abi_version"] = r.plugin_abi_version.empty() ? r.abi_version : r.plugin_abi_version;
   d["device_types"] = r.registered_device_types.empty() ? r.device_types : r.registered_device_types;
+  d["comm_backends"] = r.comm_backends;
   d["devices"] = r.device_count;
   d["kernels"] = r.kernels;
   d["priority"] = r.priority;

@@ -125,7 +125,10 @@ typedef struct LoomCollective {
   const LoomTensorDesc* inputs;
   const LoomTensorDesc* outputs;
   uint64_t sequence;   /* the host's count of collectives on this
-                          communicator, from 1: for messages and logs */
+                          communicator, from 1, equal on every rank for the
+                          same collective (a plugin may tag its messages
+                          with it); 0 for SEND and RECV, which only two
+                          ranks see */
   void* stream;        /* the device stream to order the work on (cuda);
                           NULL for devices without streams */
   uint32_t flags;      /* LOOM_COMM_FLAG_* below */

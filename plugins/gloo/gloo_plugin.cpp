@@ -366,7 +366,10 @@ LoomError* collective_start(LoomComm* handle, const LoomCollective* c, LoomCommW
     Call call{c->op, c->reduce_op, c->root, c->tag, {}, {}, c->sequence};
     for (int32_t k = 0; k < c->num_inputs; ++k) call.in.push_back(span_of(c->inputs[k]));
     for (int32_t k = 0; k < c->num_outputs; ++k) call.out.push_back(span_of(c->outputs[k]));
-    const std::string what = std::string(name) + " (sequence " + std::to_string(c->sequence) + ")";
+    const bool p2p = c->op == LOOM_COMM_SEND || c->op == LOOM_COMM_RECV;
+    const std::string what = std::string(name) + (p2p ? " (peer " + std::to_string(c->root) + ", tag " +
+                                                            std::to_string(c->tag) + ")"
+                                                      : " (sequence " + std::to_string(c->sequence) + ")");
     check_counts(call, comm, what.c_str());
     const bool reducing = c->op == LOOM_COMM_ALL_REDUCE || c->op == LOOM_COMM_REDUCE || c->op == LOOM_COMM_REDUCE_SCATTER;
     if (reducing && !call.in.empty()) (void)reduce_function(call.in[0].dtype, c->reduce_op);  // fail now, not later

@@ -28,7 +28,8 @@ class DataParallel(Module):
 class DistributedDataParallel(Module):
     def __init__(self, module, *args, **kwargs):
         super().__init__()
-        raise RuntimeError(f"DistributedDataParallel: {_dist._NOT_YET}")
+        raise RuntimeError("DistributedDataParallel is not implemented in loom yet; loom.distributed's collectives "
+                           "are (all_reduce the gradients after backward, or average them yourself)")
 
 
 def data_parallel(module, inputs, device_ids=None, output_device=None, dim=0, module_kwargs=None):

@@ -1,0 +1,113 @@
+"""loom.distributed from Python: worlds of 1-3 processes on 127.0.0.1 (subprocesses
+running the same script as PyTorch programs do), each checking its results against a
+reference computed locally; errors name what is wrong."""
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import loom
+import loom.distributed as dist
+
+pytestmark = pytest.mark.skipif(not dist.is_gloo_available(), reason="the gloo plugin is not built")
+
+WORKER = textwrap.dedent("""
+    import sys
+    import loom
+    import loom.distributed as dist
+
+    rank, world, port = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world)
+    assert dist.is_initialized() and dist.get_rank() == rank and dist.get_world_size() == world
+    assert dist.get_backend() == "gloo"
+
+    t = loom.arange(6, dtype=loom.float32) * (rank + 1)
+    dist.all_reduce(t)
+    assert t.tolist() == [float(i * world * (world + 1) // 2) for i in range(6)], t.tolist()
+
+    t = loom.full((4,), float(rank))
+    dist.all_reduce(t, op=dist.ReduceOp.MAX)
+    assert t.tolist() == [float(world - 1)] * 4
+
+    t = loom.full((3,), float(rank + 1))
+    dist.all_reduce(t, op=dist.ReduceOp.AVG)
+    assert t.tolist() == [(world + 1) / 2] * 3, t.tolist()
+
+    b = loom.full((2, 2), float(rank), dtype=loom.int64)
+    dist.broadcast(b, src=world - 1)
+    assert b.tolist() == [[world - 1] * 2] * 2
+
+    out = [loom.zeros(2) for _ in range(world)]
+    dist.all_gather(out, loom.full((2,), float(rank)))
+    assert [o.tolist() for o in out] == [[float(r)] * 2 for r in range(world)]
+
+    big = loom.zeros(world * 2)
+    dist.all_gather_into_tensor(big, loom.full((2,), float(rank)))
+    assert big.tolist() == sum([[float(r)] * 2 for r in range(world)], [])
+
+    rs = loom.zeros(2)
+    dist.reduce_scatter_tensor(rs, loom.arange(world * 2, dtype=loom.float32))
+    assert rs.tolist() == [float(world * (2 * rank)), float(world * (2 * rank + 1))]
+
+    w = dist.all_reduce(loom.ones(8), async_op=True)
+    w.wait()
+    assert w.is_completed()
+
+    if world > 1:
+        if rank == 0:
+            dist.send(loom.arange(5, dtype=loom.float32), dst=1)
+        elif rank == 1:
+            r = loom.zeros(5)
+            dist.recv(r, src=0)
+            assert r.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
+
+    try:
+        dist.all_reduce(loom.ones(3, device="sim"))
+        raise AssertionError("a sim tensor on a gloo group must be refused")
+    except Exception as e:
+        assert "communicates cpu tensors" in str(e), str(e)
+
+    dist.barrier()
+    dist.destroy_process_group()
+    print("ok", rank)
+""")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.parametrize("world", [1, 2, 3])
+def test_collectives_across_processes(tmp_path, world):
+    script = tmp_path / "worker.py"
+    script.write_text(WORKER)
+    port = free_port()
+    env = dict(os.environ)
+    procs = [subprocess.Popen([sys.executable, str(script), str(r), str(world), str(port)], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for r in range(world)]
+    results = []
+    for p in procs:
+        try:
+            out, err = p.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            for q in procs:
+                q.kill()
+            raise
+        results.append((p.returncode, out, err))
+    for r, (code, out, err) in enumerate(results):
+        assert code == 0, f"rank {r} failed:\n{err}"
+        assert f"ok {r}" in out
+
+
+def test_a_missing_peer_times_out_naming_the_store():
+    port = free_port()
+    with pytest.raises(Exception, match=f"127.0.0.1:{port}"):
+        import datetime
+        dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=0, world_size=2,
+                                timeout=datetime.timedelta(seconds=1))
+    assert not dist.is_initialized()
