@@ -174,3 +174,56 @@ TEST_CASE("a rank killed during an all_reduce makes the others fail, not hang", 
   }
   CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60));
 }
+
+namespace {
+
+// Runs loom-run with `args`; its exit status and stderr.
+std::pair<int, std::string> launch(const std::vector<std::string>& args, std::chrono::seconds limit) {
+  const std::string log = std::string(LOOM_DIST_TEST_DIR) + "/loom_run_" + std::to_string(::getpid()) + ".log";
+  std::vector<std::string> all = {LOOM_RUN};
+  all.insert(all.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : all) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 2, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = 0;
+  REQUIRE(posix_spawn(&pid, LOOM_RUN, &fa, nullptr, argv.data(), environ) == 0);
+  posix_spawn_file_actions_destroy(&fa);
+  int status = -1;
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (::waitpid(pid, &status, WNOHANG) != pid) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  std::string text = read_file(log);
+  ::unlink(log.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, text};
+}
+
+}  // namespace
+
+TEST_CASE("loom-run starts a world whose ranks meet through env://", "[distributed][launcher]") {
+  const auto [code, log] = launch({"--nproc-per-node", "3", "--master-port", std::to_string(free_port()),
+                                   LOOM_DIST_WORKER, "collectives", "-", "-", "env://", "30000"},
+                                  std::chrono::seconds(120));
+  INFO(log);
+  CHECK(code == 0);
+}
+
+TEST_CASE("loom-run stops every rank when one fails and names it", "[distributed][launcher][faults]") {
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto [code, log] = launch({"--nproc-per-node", "3", "--grace", "2", "--master-port",
+                                   std::to_string(free_port()), LOOM_DIST_WORKER, "fail_rank1", "-", "-", "env://"},
+                                  std::chrono::seconds(60));
+  INFO(log);
+  CHECK(code == 3);
+  CHECK(log.find("rank 1 (local rank 1") != std::string::npos);
+  CHECK(log.find("exited with status 3") != std::string::npos);
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(30));  // the sleeping ranks were stopped
+}

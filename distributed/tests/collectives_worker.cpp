@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace dist = loom::distributed;
@@ -232,14 +233,21 @@ int main(int argc, char** argv) {
   }
   const std::string scenario = argv[1];
   dist::InitOptions o;
-  o.rank = std::atoi(argv[2]);
-  o.world_size = std::atoi(argv[3]);
+  // "-": from the environment (RANK, WORLD_SIZE: loom-run sets them).
+  o.rank = std::string(argv[2]) == "-" ? -1 : std::atoi(argv[2]);
+  o.world_size = std::string(argv[3]) == "-" ? -1 : std::atoi(argv[3]);
+  if (scenario == "fail_rank1") {  // for loom-run: rank 1 fails at once, the others would wait long
+    const char* r = std::getenv("RANK");
+    if (r && std::string(r) == "1") return 3;
+    std::this_thread::sleep_for(std::chrono::seconds(120));
+    return 0;
+  }
   o.init_method = argv[4];
   o.timeout = std::chrono::milliseconds(argc > 5 ? std::atoll(argv[5]) : 30000);
   try {
     dist::init_process_group("gloo", o);
     if (scenario == "collectives") {
-      collectives(o.world_size);
+      collectives(dist::get_world_size());
     } else if (scenario == "die_in_all_reduce") {
       Tensor t = loom::ones({1 << 16});
       dist::all_reduce(t);

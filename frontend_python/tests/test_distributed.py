@@ -111,3 +111,49 @@ def test_a_missing_peer_times_out_naming_the_store():
         dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=0, world_size=2,
                                 timeout=datetime.timedelta(seconds=1))
     assert not dist.is_initialized()
+
+
+LAUNCHED = textwrap.dedent("""
+    import os, sys, time
+    import loom
+    import loom.distributed as dist
+
+    mode = sys.argv[1]
+    rank = int(os.environ["RANK"])
+    if mode == "fail" and rank == 1:
+        sys.exit(3)
+    if mode == "fail":
+        time.sleep(120)  # must be stopped by the launcher long before this
+    dist.init_process_group("gloo")  # env://, from the launcher
+    t = loom.full((2,), float(rank))
+    dist.all_reduce(t)
+    w = int(os.environ["WORLD_SIZE"])
+    assert t.tolist() == [float(w * (w - 1) // 2)] * 2
+    assert os.environ["LOCAL_RANK"] == str(rank)
+    dist.destroy_process_group()
+""")
+
+
+def _launch(tmp_path, mode, nproc, timeout=120):
+    script = tmp_path / "launched.py"
+    script.write_text(LAUNCHED)
+    cmd = [sys.executable, "-m", "loom.distributed.run", "--nproc-per-node", str(nproc), "--master-port",
+           str(free_port()), "--grace", "2", str(script), mode]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=dict(os.environ))
+
+
+def test_the_launcher_runs_a_world_with_env_init(tmp_path):
+    r = _launch(tmp_path, "ok", 3)
+    assert r.returncode == 0, r.stderr
+
+
+def test_the_launcher_stops_every_rank_when_one_fails_and_names_it(tmp_path):
+    import time
+    t0 = time.monotonic()
+    r = _launch(tmp_path, "fail", 3)
+    assert r.returncode != 0
+    assert "rank 1" in r.stderr and "exited with status 3" in r.stderr, r.stderr
+    assert time.monotonic() - t0 < 60
+    # No orphan: nothing still runs the script.
+    out = subprocess.run(["pgrep", "-f", str(tmp_path / "launched.py")], capture_output=True, text=True)
+    assert out.stdout.strip() == "", out.stdout
