@@ -105,12 +105,14 @@ Communicator::~Communicator() {
 }
 
 PluginWork::PluginWork(std::shared_ptr<Communicator> comm, LoomCommWork* handle, std::string what,
-                       std::function<void()> finish, std::vector<Tensor> keep_alive)
+                       std::function<void()> finish, std::vector<Tensor> keep_alive,
+                       std::function<std::string()> diagnose)
     : comm_(std::move(comm)),
       handle_(handle),
       what_(std::move(what)),
       finish_(std::move(finish)),
-      keep_alive_(std::move(keep_alive)) {}
+      keep_alive_(std::move(keep_alive)),
+      diagnose_(std::move(diagnose)) {}
 
 PluginWork::~PluginWork() {
   // comm_api.h: a handle is released only once complete. A work nobody
@@ -133,6 +135,7 @@ void PluginWork::wait() {
       error_ = std::string(e->message ? e->message : "(no message)");
       error_code_ = e->code;
       if (e->destroy) e->destroy(e);
+      if (diagnose_) error_ += diagnose_();
     } else if (finish_) {
       finish_();
     }

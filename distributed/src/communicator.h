@@ -36,6 +36,7 @@ class Communicator {
 
   const LoomCommPluginInfo& plugin() const { return plugin_; }
   LoomComm* handle() const { return comm_; }
+  const std::shared_ptr<Store>& store() const { return store_; }
   std::chrono::milliseconds timeout() const { return timeout_; }
 
  private:
@@ -51,8 +52,11 @@ class Communicator {
 // collective reads and writes alive until then.
 class PluginWork : public Work {
  public:
+  // `diagnose`, when set, is asked once on failure for what to add to the
+  // message (the flight recorder's account of the other ranks).
   PluginWork(std::shared_ptr<Communicator> comm, LoomCommWork* handle, std::string what,
-             std::function<void()> finish, std::vector<Tensor> keep_alive);
+             std::function<void()> finish, std::vector<Tensor> keep_alive,
+             std::function<std::string()> diagnose = nullptr);
   ~PluginWork() override;
   void wait() override;
   bool is_completed() override;
@@ -63,6 +67,7 @@ class PluginWork : public Work {
   std::string what_;
   std::function<void()> finish_;
   std::vector<Tensor> keep_alive_;
+  std::function<std::string()> diagnose_;
   std::mutex mutex_;
   bool waited_ = false;
   std::string error_;

@@ -4,6 +4,9 @@
 #include <loom/error.h>
 #include <loom/ops.h>
 
+#include <chrono>
+#include <thread>
+
 namespace loom::distributed::detail {
 namespace {
 
@@ -22,6 +25,65 @@ std::string shape_of(const Tensor& t) {
   std::string s = "[";
   for (int64_t d = 0; d < t.dim(); ++d) s += (d ? ", " : "") + std::to_string(t.size(d));
   return s + "]";
+}
+
+std::string describe_tensors(const std::vector<Tensor>& ts) {
+  std::string s;
+  for (const Tensor& t : ts) s += (s.empty() ? "" : ", ") + std::string(name(t.dtype())) + shape_of(t);
+  return s.empty() ? "-" : s;
+}
+
+uint64_t fnv1a(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+// The flight recorder, asked when a collective failed: this rank writes
+// what it issued at `seq` (and the last sequence it completed) to the
+// group's store, reads the other ranks' records for `seq` (waiting a few
+// seconds: they time out at about the same moment) and says who issued
+// what — ranks that disagree are a desynchronised program, a rank with no
+// record is stuck elsewhere or gone.
+std::string flight_record(const std::shared_ptr<Store>& store, int rank, int size, uint64_t seq,
+                          const std::string& signature, uint64_t last_completed, std::chrono::milliseconds timeout) {
+  const std::string prefix = "flight/" + std::to_string(seq) + "/";
+  try {
+    const std::string mine = signature + "\n" + std::to_string(last_completed);
+    store->set(prefix + std::to_string(rank), std::vector<uint8_t>(mine.begin(), mine.end()));
+    const auto wait = std::min(timeout, std::chrono::milliseconds(5000));
+    std::string text = cat_op("\nflight recorder, sequence ", seq, ": rank ", rank, " issued ", signature,
+                              " (its last completed: ", last_completed, ")");
+    bool disagree = false;
+    std::vector<int> silent;
+    for (int q = 0; q < size; ++q) {
+      if (q == rank) continue;
+      try {
+        store->wait({prefix + std::to_string(q)}, wait);
+        const std::vector<uint8_t> v = store->get(prefix + std::to_string(q));
+        const std::string rec(v.begin(), v.end());
+        const size_t nl = rec.find('\n');
+        const std::string theirs = rec.substr(0, nl);
+        disagree = disagree || theirs != signature;
+        text += cat_op("; rank ", q, " issued ", theirs, " (its last completed: ",
+                       nl == std::string::npos ? "?" : rec.substr(nl + 1), ")");
+      } catch (const std::exception&) {
+        silent.push_back(q);
+      }
+    }
+    for (int q : silent) text += cat_op("; rank ", q, " has no record for it (stuck before it, or gone)");
+    // Leave only once every rank has read (or the wait is over): one of
+    // these processes serves the store the others still read.
+    store->add(prefix + "read", 1);
+    const auto until = std::chrono::steady_clock::now() + wait;
+    while (store->add(prefix + "read", 0) < size - static_cast<int64_t>(silent.size()) &&
+           std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (disagree) text += " — the ranks issued different collectives at the same sequence number (desynchronised)";
+    return text;
+  } catch (const std::exception& e) {
+    return cat_op("\nflight recorder unavailable: ", e.what());
+  }
 }
 
 }  // namespace
@@ -95,6 +157,21 @@ std::shared_ptr<Work> PluginProcessGroup::start(Args& a, bool async_op) {
   c.outputs = out.data();
   c.sequence = seq;
   c.flags = async_op ? 0u : static_cast<uint32_t>(LOOM_COMM_FLAG_BLOCKING);
+  // The signature: what every rank must agree on — the op, the tensors
+  // every rank passes (not the root's alone: gather's and reduce's output,
+  // scatter's input), the reduce op and the root.
+  std::string tensors;
+  if (a.op == LOOM_COMM_SCATTER) tensors = describe_tensors(a.outputs);
+  else if (a.op == LOOM_COMM_GATHER || a.op == LOOM_COMM_REDUCE) tensors = describe_tensors(a.inputs);
+  else tensors = describe_tensors(a.inputs) + " -> " + describe_tensors(a.outputs);
+  static const char* const kReduceNames[] = {"sum", "product", "min", "max"};
+  const bool reducing = a.op == LOOM_COMM_ALL_REDUCE || a.op == LOOM_COMM_REDUCE || a.op == LOOM_COMM_REDUCE_SCATTER;
+  const bool rooted = a.op == LOOM_COMM_BROADCAST || a.op == LOOM_COMM_REDUCE || a.op == LOOM_COMM_GATHER ||
+                      a.op == LOOM_COMM_SCATTER;
+  const std::string signature =
+      cat_op(a.op_name, "(", tensors, reducing ? cat_op(", ", kReduceNames[a.reduce_op & 3]) : std::string(),
+             rooted ? cat_op(", root ", a.root) : std::string(), ")");
+  c.signature = point_to_point ? 0 : fnv1a(signature);
   const std::string what =
       point_to_point ? cat_op(a.op_name, " (group ", name_, ", rank ", rank_, " of ", size(), ", peer ", a.root,
                               ", tag ", a.tag, ")")
@@ -104,13 +181,25 @@ std::shared_ptr<Work> PluginProcessGroup::start(Args& a, bool async_op) {
   auto copy_back = std::move(a.copy_back);
   Tensor average = a.average;
   const int n = size();
-  auto finish = [copy_back, average, n]() mutable {
+  auto last = last_completed_;
+  auto finish = [copy_back, average, n, last, seq]() mutable {
     for (auto& [caller, staged] : copy_back) caller.copy_(staged);
     if (average.defined()) average.div_(n);
+    for (uint64_t prev = last->load(); prev < seq && !last->compare_exchange_weak(prev, seq);) {
+    }
   };
   std::vector<Tensor> keep = a.inputs;
   keep.insert(keep.end(), a.outputs.begin(), a.outputs.end());
-  auto work = std::make_shared<PluginWork>(comm_, handle, what, std::move(finish), std::move(keep));
+  std::function<std::string()> diagnose;
+  if (!point_to_point) {
+    auto store = comm_->store();
+    const int rank = rank_, size = static_cast<int>(global_ranks_.size());
+    const auto timeout = comm_->timeout();
+    diagnose = [store, rank, size, seq, signature, last, timeout] {
+      return flight_record(store, rank, size, seq, signature, last->load(), timeout);
+    };
+  }
+  auto work = std::make_shared<PluginWork>(comm_, handle, what, std::move(finish), std::move(keep), std::move(diagnose));
   if (async_op) return work;
   work->wait();
   return nullptr;

@@ -52,6 +52,9 @@ class PluginProcessGroup : public ProcessGroup {
   int rank_;
   std::vector<int> global_ranks_;
   std::atomic<uint64_t> sequence_{0};
+  // The highest sequence number whose collective completed here (shared
+  // with the works, which update it).
+  std::shared_ptr<std::atomic<uint64_t>> last_completed_ = std::make_shared<std::atomic<uint64_t>>(0);
 };
 
 }  // namespace loom::distributed::detail

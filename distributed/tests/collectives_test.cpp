@@ -227,3 +227,19 @@ TEST_CASE("loom-run stops every rank when one fails and names it", "[distributed
   CHECK(log.find("exited with status 3") != std::string::npos);
   CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(30));  // the sleeping ranks were stopped
 }
+
+TEST_CASE("ranks that issue different collectives fail naming the ranks, their ops and the sequence",
+          "[distributed][faults]") {
+  const std::string init = "tcp://127.0.0.1:" + std::to_string(free_port());
+  const auto result = run_world("desync", {0, 1, 2}, 3, init, 2000, std::chrono::seconds(60));
+  for (size_t r = 0; r < result.size(); ++r) {
+    INFO("rank " << r << ": " << result[r].log);
+    CHECK(result[r].exited);
+    CHECK(WIFEXITED(result[r].status));
+    CHECK(WEXITSTATUS(result[r].status) == 1);  // an error, not "completed" (3), not a hang
+    CHECK(result[r].log.find("flight recorder, sequence 1") != std::string::npos);
+    CHECK(result[r].log.find("float32[10]") != std::string::npos);
+    CHECK(result[r].log.find("float32[11]") != std::string::npos);
+    CHECK(result[r].log.find("desynchronised") != std::string::npos);
+  }
+}

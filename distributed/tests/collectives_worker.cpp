@@ -255,6 +255,13 @@ int main(int argc, char** argv) {
       dist::all_reduce(t);  // rank 1 is gone: must fail
       std::fprintf(stderr, "rank %d: the all_reduce without rank 1 completed\n", o.rank);
       return 3;
+    } else if (scenario == "desync") {
+      // Rank 1 all_reduces one element more than the others: never paired,
+      // every rank fails after the timeout naming the ranks and their ops.
+      Tensor t = loom::ones({o.rank == 1 ? 11 : 10});
+      dist::all_reduce(t);
+      std::fprintf(stderr, "rank %d: the desynchronised all_reduce completed\n", o.rank);
+      return 3;
     } else if (scenario != "init_only") {
       std::fprintf(stderr, "unknown scenario %s\n", scenario.c_str());
       return 2;

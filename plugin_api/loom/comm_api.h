@@ -133,6 +133,13 @@ typedef struct LoomCollective {
                           NULL for devices without streams */
   uint32_t flags;      /* LOOM_COMM_FLAG_* below */
   uint32_t reserved;   /* zero */
+  uint64_t signature;  /* a hash of the op and its arguments (dtype, sizes,
+                          root, reduce op): equal on every rank that issues
+                          the same collective. A plugin mixes it into what
+                          pairs messages (gloo: the tag), so ranks that issue
+                          different collectives at one sequence number never
+                          exchange data; they time out, and the host then
+                          names the ranks and their ops */
 } LoomCollective;
 
 /* LoomCollective.flags. */

@@ -84,6 +84,7 @@ struct Call {
   int32_t op, reduce_op, root, tag;
   std::vector<Span> in, out;
   uint64_t sequence;
+  uint64_t signature;
 };
 
 std::chrono::milliseconds timeout_of(const Comm& comm) {
@@ -147,7 +148,10 @@ void check_counts(const Call& c, const Comm& comm, const char* what) {
 void run(Comm& comm, const Call& c) {
   const auto& ctx = comm.context();
   const auto timeout = timeout_of(comm);
-  const uint32_t tag = static_cast<uint32_t>(c.sequence);  // unique per communicator and in order
+  // Equal on the ranks only when both the sequence number and the
+  // signature are: desynchronised ranks never pair their messages.
+  const uint32_t tag = static_cast<uint32_t>(c.sequence * 0x9E3779B1u) ^
+                       static_cast<uint32_t>(c.signature ^ (c.signature >> 32));
   const int32_t dtype = !c.in.empty() ? c.in[0].dtype : !c.out.empty() ? c.out[0].dtype : LOOM_DTYPE_UINT8;
   const size_t item = plugin::dtype_itemsize(dtype);
   switch (c.op) {
@@ -363,7 +367,8 @@ LoomError* collective_start(LoomComm* handle, const LoomCollective* c, LoomCommW
     Comm& comm = *reinterpret_cast<Comm*>(handle);
     const char* name = op_name(c->op);
     if (!name) throw plugin::Failure(LOOM_STATUS_UNSUPPORTED, "gloo: unknown collective op code " + std::to_string(c->op));
-    Call call{c->op, c->reduce_op, c->root, c->tag, {}, {}, c->sequence};
+    const bool has_signature = c->struct_size >= offsetof(LoomCollective, signature) + sizeof c->signature;
+    Call call{c->op, c->reduce_op, c->root, c->tag, {}, {}, c->sequence, has_signature ? c->signature : 0};
     for (int32_t k = 0; k < c->num_inputs; ++k) call.in.push_back(span_of(c->inputs[k]));
     for (int32_t k = 0; k < c->num_outputs; ++k) call.out.push_back(span_of(c->outputs[k]));
     const bool p2p = c->op == LOOM_COMM_SEND || c->op == LOOM_COMM_RECV;
