@@ -119,6 +119,9 @@ void bind_autograd(py::module_& m) {
       })
       .def("_remove_hook", [](Tensor& t, int64_t id) { t.remove_hook(id); });
 
+  // torch's Variable._execution_engine.queue_callback: runs after the
+  // current backward pass (the GIL is held through backward).
+  m.def("_queue_callback", [](py::function fn) { autograd::queue_callback([fn] { fn(); }); });
   m.def("is_grad_enabled", &autograd::GradMode::is_enabled);
   m.def("_set_grad_enabled", &autograd::GradMode::set_enabled);
   m.def("_backward", [](py::handle outputs, py::handle grads, py::object retain_graph, bool create_graph) {

@@ -2,12 +2,12 @@
 running the same script as PyTorch programs do), each checking its results against a
 reference computed locally; errors name what is wrong."""
 import os
-import socket
 import subprocess
 import sys
 import textwrap
 
 import pytest
+from dist_processes import free_port, run_ranks
 
 import loom
 import loom.distributed as dist
@@ -76,32 +76,11 @@ WORKER = textwrap.dedent("""
 """)
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.mark.parametrize("world", [1, 2, 3])
 def test_collectives_across_processes(tmp_path, world):
     script = tmp_path / "worker.py"
     script.write_text(WORKER)
-    port = free_port()
-    env = dict(os.environ)
-    procs = [subprocess.Popen([sys.executable, str(script), str(r), str(world), str(port)], env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for r in range(world)]
-    results = []
-    for p in procs:
-        try:
-            out, err = p.communicate(timeout=120)
-        except subprocess.TimeoutExpired:
-            for q in procs:
-                q.kill()
-            raise
-        results.append((p.returncode, out, err))
-    for r, (code, out, err) in enumerate(results):
-        assert code == 0, f"rank {r} failed:\n{err}"
-        assert f"ok {r}" in out
+    run_ranks(script, world, [free_port()], timeout=120)
 
 
 def test_a_missing_peer_times_out_naming_the_store():

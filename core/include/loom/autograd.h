@@ -135,6 +135,14 @@ class Node : public loom::detail::RefCounted {
 void backward(const std::vector<Tensor>& outputs, const std::vector<Tensor>& grad_outputs = {},
               std::optional<bool> retain_graph = std::nullopt, bool create_graph = false);
 
+// Runs `fn` once the backward pass running on this thread has finished —
+// every gradient computed and accumulated — before backward() returns
+// (PyTorch's Variable._execution_engine.queue_callback). For hooks that
+// start work during backward and must complete it before the caller sees
+// the gradients (DistributedDataParallel's all-reduces). Throws when no
+// backward pass runs on this thread.
+void queue_callback(std::function<void()> fn);
+
 // The gradients of `outputs` with respect to `inputs`, returned rather than
 // accumulated into .grad. An input the outputs do not depend on is an error
 // unless allow_unused (then its gradient is undefined).

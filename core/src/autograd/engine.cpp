@@ -166,21 +166,46 @@ Edge root_edge(const Tensor& out, size_t i) {
   return e;
 }
 
+// The callbacks queued (queue_callback) during the backward pass running on
+// this thread; null when none runs. Nested passes (a hook calling grad())
+// have lists of their own.
+thread_local std::vector<std::function<void()>>* t_final_callbacks = nullptr;
+
 // Runs the pass with grad mode = create_graph (so formulas record a graph
-// of the gradient exactly when asked), restoring the caller's mode after.
+// of the gradient exactly when asked), restoring the caller's mode after;
+// then the callbacks the pass queued, in order (one may queue more).
 void run(GraphTask& task, bool create_graph) {
+  std::vector<std::function<void()>> callbacks;
   struct Restore {
     bool prev = GradMode::is_enabled();
-    ~Restore() { GradMode::set_enabled(prev); }
+    std::vector<std::function<void()>>* prev_callbacks = t_final_callbacks;
+    ~Restore() {
+      GradMode::set_enabled(prev);
+      t_final_callbacks = prev_callbacks;
+    }
   } restore;
-  // Gradients keep the dtypes the forward gave them, whatever autocast
-  // region backward() is called in.
-  autocast::SuspendGuard no_autocast;
-  GradMode::set_enabled(create_graph);
-  task.execute();
+  t_final_callbacks = &callbacks;
+  {
+    // Gradients keep the dtypes the forward gave them, whatever autocast
+    // region backward() is called in.
+    autocast::SuspendGuard no_autocast;
+    GradMode::set_enabled(create_graph);
+    task.execute();
+  }
+  GradMode::set_enabled(restore.prev);
+  for (size_t i = 0; i < callbacks.size(); ++i) {
+    std::function<void()> fn = std::move(callbacks[i]);
+    fn();
+  }
 }
 
 }  // namespace
+
+void queue_callback(std::function<void()> fn) {
+  LOOM_CHECK(t_final_callbacks != nullptr,
+             "queue_callback: no backward pass is running on this thread (call it from a hook during backward)");
+  t_final_callbacks->push_back(std::move(fn));
+}
 
 void backward(const std::vector<Tensor>& outputs, const std::vector<Tensor>& grad_outputs,
               std::optional<bool> retain_graph, bool create_graph) {

@@ -2,11 +2,11 @@
 
 DataParallel on one device (or none) runs the wrapped module as it is, as
 PyTorch's does; splitting a batch over several GPUs is not implemented yet
-and says so. DistributedDataParallel needs loom.distributed, which is not
-available yet: constructing one raises, naming why.
+and says so. DistributedDataParallel (distributed.py) trains over
+loom.distributed's process groups.
 """
 from .. import Module
-from ... import distributed as _dist
+from .distributed import DistributedDataParallel  # noqa: F401
 
 
 class DataParallel(Module):
@@ -23,13 +23,6 @@ class DataParallel(Module):
 
     def forward(self, *inputs, **kwargs):
         return self.module(*inputs, **kwargs)
-
-
-class DistributedDataParallel(Module):
-    def __init__(self, module, *args, **kwargs):
-        super().__init__()
-        raise RuntimeError("DistributedDataParallel is not implemented in loom yet; loom.distributed's collectives "
-                           "are (all_reduce the gradients after backward, or average them yourself)")
 
 
 def data_parallel(module, inputs, device_ids=None, output_device=None, dim=0, module_kwargs=None):
