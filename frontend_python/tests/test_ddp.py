@@ -100,3 +100,32 @@ def test_queue_callback_runs_after_backward():
     assert seen == [[2.0, 2.0, 2.0]]  # the callback saw the accumulated gradient
     with pytest.raises(Exception, match="no backward pass"):
         loom._C._queue_callback(lambda: None)
+
+
+def test_distributed_sampler_splits_every_epoch_the_same_way_on_every_rank():
+    from loom.utils.data import DistributedSampler
+    data = list(range(10))
+    for shuffle in (False, True):
+        for drop_last in (False, True):
+            shares = [list(DistributedSampler(data, num_replicas=3, rank=r, shuffle=shuffle, seed=5,
+                                              drop_last=drop_last)) for r in range(3)]
+            sizes = {len(s) for s in shares}
+            assert sizes == ({3} if drop_last else {4})
+            flat = sorted(i for s in shares for i in s)
+            if drop_last:
+                assert len(set(flat)) == 9
+            else:
+                assert set(flat) == set(data) and len(flat) == 12  # two repeated to divide evenly
+            if not shuffle and not drop_last:
+                assert shares[0] == [0, 3, 6, 9] and shares[1] == [1, 4, 7, 0]
+    s = DistributedSampler(data, num_replicas=2, rank=0, seed=1)
+    first = list(s)
+    s.set_epoch(1)
+    assert list(s) != first  # a new order each epoch, from seed + epoch
+    other = DistributedSampler(data, num_replicas=2, rank=1, seed=1)
+    other.set_epoch(1)
+    assert sorted(list(s) + list(other)) == data  # the two ranks' shares of epoch 1 cover the data once
+    with pytest.raises(ValueError, match="rank 2"):
+        DistributedSampler(data, num_replicas=2, rank=2)
+    with pytest.raises(RuntimeError, match="init_process_group"):
+        DistributedSampler(data)

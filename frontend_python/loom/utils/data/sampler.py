@@ -108,3 +108,55 @@ class BatchSampler(Sampler):
         if self.drop_last:
             return len(self.sampler) // self.batch_size
         return (len(self.sampler) + self.batch_size - 1) // self.batch_size
+
+
+class DistributedSampler(Sampler):
+    """This rank's share of a dataset for data-parallel training (PyTorch's DistributedSampler).
+
+    Every epoch the same order on every rank — shuffled from ``seed + epoch`` (call
+    ``set_epoch`` before each epoch), or in order — padded by repeating its start so it
+    divides evenly (or cut, with ``drop_last``), then rank ``r`` takes elements ``r``,
+    ``r + num_replicas``, ... num_replicas and rank default to loom.distributed's world.
+    """
+
+    def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0, drop_last=False):
+        import math
+        if num_replicas is None or rank is None:
+            from ... import distributed as dist
+            if not dist.is_initialized():
+                raise RuntimeError("DistributedSampler: give num_replicas and rank, or call "
+                                   "loom.distributed.init_process_group first")
+            num_replicas = dist.get_world_size() if num_replicas is None else num_replicas
+            rank = dist.get_rank() if rank is None else rank
+        if num_replicas < 1 or not 0 <= rank < num_replicas:
+            raise ValueError(f"DistributedSampler: invalid rank {rank} for num_replicas {num_replicas}, "
+                             f"rank should be in the interval [0, {num_replicas - 1}]")
+        self.dataset, self.num_replicas, self.rank = dataset, num_replicas, rank
+        self.shuffle, self.seed, self.drop_last, self.epoch = shuffle, seed, drop_last, 0
+        n = len(dataset)
+        if drop_last and n % num_replicas:
+            self.num_samples = math.ceil((n - num_replicas) / num_replicas)
+        else:
+            self.num_samples = math.ceil(n / num_replicas)
+        self.total_size = self.num_samples * num_replicas
+
+    def set_epoch(self, epoch):
+        self.epoch = epoch
+
+    def __iter__(self):
+        import random
+        n = len(self.dataset)
+        indices = list(range(n))
+        if self.shuffle:
+            random.Random(self.seed + self.epoch).shuffle(indices)
+        if not self.drop_last:
+            padding = self.total_size - len(indices)
+            while padding > 0:
+                indices += indices[:padding]
+                padding = self.total_size - len(indices)
+        else:
+            indices = indices[:self.total_size]
+        return iter(indices[self.rank:self.total_size:self.num_replicas])
+
+    def __len__(self):
+        return self.num_samples
