@@ -2,6 +2,7 @@
 #include "communicator.h"
 
 #include <loom/error.h>
+#include <loom/plugin.hpp>
 
 #include <cstdlib>
 #include <cstring>
@@ -10,30 +11,19 @@ namespace loom::distributed::detail {
 namespace {
 
 // The host Store behind comm_api.h's LoomCommStore. Store errors
-// (loom::Error, naming the store's address) become LoomError values.
-LoomError* to_error(const std::exception& e) {
-  const auto* le = dynamic_cast<const loom::Error*>(&e);
-  const int32_t code = le ? static_cast<int32_t>(le->kind()) : LOOM_STATUS_INTERNAL;
-  const std::string text = e.what();
-  struct Owned {
-    LoomError err;
-    std::string text;
-  };
-  auto* o = new Owned{{sizeof(LoomError), code, nullptr, nullptr}, text};
-  o->err.message = o->text.c_str();
-  o->err.destroy = [](LoomError* p) { delete reinterpret_cast<Owned*>(p); };
-  return &o->err;
-}
-
+// (loom::Error, naming the store's address) become LoomError values of the
+// same kind.
 template <class F>
 LoomError* guarded(F&& f) noexcept {
   try {
     f();
     return nullptr;
+  } catch (const loom::Error& e) {
+    return plugin::make_error(static_cast<int32_t>(e.kind()), e.what());
   } catch (const std::exception& e) {
-    return to_error(e);
+    return plugin::make_error(LOOM_STATUS_INTERNAL, e.what());
   } catch (...) {
-    return to_error(std::runtime_error("unknown error in the rendezvous store"));
+    return plugin::make_error(LOOM_STATUS_INTERNAL, "unknown error in the rendezvous store");
   }
 }
 
@@ -72,11 +62,7 @@ LoomError* bridge_wait(void* host_data, const char* const* keys, int32_t num_key
 }  // namespace
 
 void throw_if_error(LoomError* e, const std::string& what) {
-  if (!e) return;
-  const std::string message = e->message ? e->message : "(no message)";
-  const int32_t code = e->code;
-  if (e->destroy) e->destroy(e);
-  throw loom::Error(static_cast<loom::ErrorKind>(code), what + ": " + message);
+  if (e) loom::detail::throw_abi_error(e, what);
 }
 
 Communicator::Communicator(const LoomCommPluginInfo& plugin, std::shared_ptr<Store> store, int rank,

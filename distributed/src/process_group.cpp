@@ -3,6 +3,7 @@
 
 #include <loom/error.h>
 #include <loom/ops.h>
+#include <loom/plugin/fnv1a.hpp>
 
 #include <chrono>
 #include <thread>
@@ -31,12 +32,6 @@ std::string describe_tensors(const std::vector<Tensor>& ts) {
   std::string s;
   for (const Tensor& t : ts) s += (s.empty() ? "" : ", ") + std::string(name(t.dtype())) + shape_of(t);
   return s.empty() ? "-" : s;
-}
-
-uint64_t fnv1a(const std::string& s) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return h;
 }
 
 // The flight recorder, asked when a collective failed: this rank writes
@@ -171,7 +166,7 @@ std::shared_ptr<Work> PluginProcessGroup::start(Args& a, bool async_op) {
   const std::string signature =
       cat_op(a.op_name, "(", tensors, reducing ? cat_op(", ", kReduceNames[a.reduce_op & 3]) : std::string(),
              rooted ? cat_op(", root ", a.root) : std::string(), ")");
-  c.signature = point_to_point ? 0 : fnv1a(signature);
+  c.signature = point_to_point ? 0 : plugin::fnv1a(signature);
   const std::string what =
       point_to_point ? cat_op(a.op_name, " (group ", name_, ", rank ", rank_, " of ", size(), ", peer ", a.root,
                               ", tag ", a.tag, ")")

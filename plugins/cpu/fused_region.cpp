@@ -440,40 +440,38 @@ void run_range_generated(const RunState& st, RegionFn fn, int64_t begin, int64_t
   const Compiled& c = st.c;
   std::vector<const void*> in(static_cast<size_t>(c.num_inputs), nullptr);
   std::vector<void*> out(c.outputs.size(), nullptr);
-  std::vector<size_t> gathered;  // steps of the inputs gathered per tile
+  std::vector<size_t> in_place, gathered;  // steps of the inputs read in place / gathered per tile
   for (size_t i = 0; i < c.steps.size(); ++i) {
     const Step& s = c.steps[i];
     if (s.op != LOOM_FUSED_INPUT) continue;
-    const char* base = element_ptr(st.inputs[s.input]);
-    if (st.layout[i] == Layout::Uniform) in[static_cast<size_t>(s.input)] = base;
-    else if (st.layout[i] == Layout::InPlace) in[static_cast<size_t>(s.input)] = base + begin * itemsize(s.dtype);
-    else gathered.push_back(i);
+    if (st.layout[i] == Layout::Uniform) in[static_cast<size_t>(s.input)] = element_ptr(st.inputs[s.input]);
+    else (st.layout[i] == Layout::InPlace ? in_place : gathered).push_back(i);
   }
-  for (size_t k = 0; k < c.outputs.size(); ++k)
-    out[k] = const_cast<char*>(element_ptr(st.outputs[k])) + begin * itemsize(st.outputs[k].dtype);
+  // Points the in-place inputs and the outputs at element `at`.
+  auto point_at = [&](int64_t at) {
+    for (size_t i : in_place) {
+      const Step& s = c.steps[i];
+      in[static_cast<size_t>(s.input)] = element_ptr(st.inputs[s.input]) + at * itemsize(s.dtype);
+    }
+    for (size_t k = 0; k < c.outputs.size(); ++k)
+      out[k] = const_cast<char*>(element_ptr(st.outputs[k])) + at * itemsize(st.outputs[k].dtype);
+  };
   if (gathered.empty()) {
+    point_at(begin);
     fn(end - begin, in.data(), out.data());
     return;
   }
   std::unique_ptr<char[]> scratch(new char[gathered.size() * kTile * 8]);
-  std::vector<const void*> tile_in = in;
-  std::vector<void*> tile_out = out;
   for (int64_t t0 = begin; t0 < end; t0 += kTile) {
     const int64_t len = std::min(kTile, end - t0);
     for (size_t g = 0; g < gathered.size(); ++g) {
       const Step& s = c.steps[gathered[g]];
       char* buffer = scratch.get() + g * kTile * 8;
       gather(buffer, st.inputs[s.input], t0, len);
-      tile_in[static_cast<size_t>(s.input)] = buffer;
+      in[static_cast<size_t>(s.input)] = buffer;
     }
-    for (size_t k = 0; k < c.steps.size(); ++k) {
-      const Step& s = c.steps[k];
-      if (s.op == LOOM_FUSED_INPUT && st.layout[k] == Layout::InPlace)
-        tile_in[static_cast<size_t>(s.input)] = element_ptr(st.inputs[s.input]) + t0 * itemsize(s.dtype);
-    }
-    for (size_t k = 0; k < c.outputs.size(); ++k)
-      tile_out[k] = const_cast<char*>(element_ptr(st.outputs[k])) + t0 * itemsize(st.outputs[k].dtype);
-    fn(len, tile_in.data(), tile_out.data());
+    point_at(t0);
+    fn(len, in.data(), out.data());
   }
 }
 

@@ -1,6 +1,8 @@
 // The host-compiler back end of CPU fused regions (region_compiler.hpp).
 #include "region_compiler.hpp"
 
+#include <loom/plugin/fnv1a.hpp>
+
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <spawn.h>
@@ -39,11 +41,6 @@ const std::vector<std::string>& compile_flags() {
       "-ffp-contract=off", "-fno-math-errno", "-fno-trapping-math",
       "-fPIC", "-shared", "-fvisibility=hidden", "-w"};
   return flags;
-}
-
-uint64_t fnv1a(const std::string& s, uint64_t h = 1469598103934665603ull) {
-  for (unsigned char ch : s) h = (h ^ ch) * 1099511628211ull;
-  return h;
 }
 
 std::string hex(uint64_t v) {
@@ -130,7 +127,7 @@ Toolchain make_toolchain() {
   std::string key = t.compiler + "\n" + machine_isa() + "\n";
   for (const std::string& f : compile_flags()) key += f + " ";
   for (size_t i = 0; i < kNumRegionHeaders; ++i) key += std::string(kRegionHeaders[i].path) + "\n" + kRegionHeaders[i].text;
-  const std::string leaf = "/cpu-regions/" + hex(fnv1a(key));
+  const std::string leaf = "/cpu-regions/" + hex(plugin::fnv1a(key));
   std::string root = cache_root();
   if (root.empty() || !make_dirs(root + leaf)) {
     const char* tmp = std::getenv("TMPDIR");
@@ -236,7 +233,7 @@ CompiledRegion compile_region(const std::string& source) {
   }
   const std::string key = t.compiler + "\n" + t.dir + "\n" + source;
   if (auto it = loaded.find(key); it != loaded.end()) return it->second;
-  const std::string base = t.dir + "/" + hex(fnv1a(source)), object = base + ".so", src = base + ".cpp";
+  const std::string base = t.dir + "/" + hex(plugin::fnv1a(source)), object = base + ".so", src = base + ".cpp";
   if (::access(object.c_str(), R_OK) == 0) {
     std::string ignored;
     out.fn = load(object, ignored);  // a damaged cached object is rebuilt below
