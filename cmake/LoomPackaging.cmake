@@ -3,8 +3,8 @@
 #            manifest directory share/loom/plugins that plugin packages fill
 #   sdk      headers, loomConfig.cmake, LoomPlugin.cmake     (needs runtime)
 #   cpu      the cpu plugin and its manifest                  (needs runtime)
-#   cuda/hip/gloo declared; packaged only when those plugins are built
-#            (gloo: the communication plugin of loom.distributed)
+#   cuda/hip/gloo/nccl declared; packaged only when those plugins are built
+#            (gloo, nccl: the communication plugins of loom.distributed)
 #   python   the `loom` Python package                        (needs runtime, cpu)
 # A plugin package puts its manifest into the runtime's manifest directory,
 # which the registry searches relative to libloom_registry.so, so installing
@@ -35,7 +35,7 @@ if(LOOM_PYTHON_VERSION)
 endif()
 
 set(CPACK_COMPONENTS_ALL runtime sdk cpu)
-foreach(_plugin cuda hip gloo)
+foreach(_plugin cuda hip gloo nccl)
   if(TARGET loom_${_plugin})
     list(APPEND CPACK_COMPONENTS_ALL ${_plugin})
   endif()
@@ -58,5 +58,7 @@ cpack_add_component(hip DISPLAY_NAME "loom hip plugin" DEPENDS runtime
   DESCRIPTION "The HIP device")
 cpack_add_component(gloo DISPLAY_NAME "loom gloo communication plugin" DEPENDS runtime
   DESCRIPTION "Collectives on cpu tensors for loom.distributed (Gloo over TCP)")
+cpack_add_component(nccl DISPLAY_NAME "loom nccl communication plugin" DEPENDS runtime cuda
+  DESCRIPTION "Collectives on cuda tensors for loom.distributed (NVIDIA NCCL)")
 cpack_add_component(python DISPLAY_NAME "loom for Python" DEPENDS runtime cpu
   DESCRIPTION "The loom Python package")

@@ -35,10 +35,15 @@ rm -rf "$ROOT" && mkdir -p "$ROOT" && cp -a "$SRC"/. "$ROOT"/ && cd "$ROOT" && t
 el "unpacked"
 CUBLAS=$(find /opt /usr/local /usr/lib -name 'libcublas.so.13' 2>/dev/null | head -1)
 CUDNN=$(find /opt /usr/local /usr/lib -name 'libcudnn.so.9' 2>/dev/null | head -1)
-echo "cublas: $CUBLAS"; echo "cudnn: $CUDNN"
-export LD_LIBRARY_PATH=$ROOT/devlibs:$(dirname "$CUBLAS"):$(dirname "$CUDNN")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+# NCCL for the nccl plugin: the toolkit's first, else a wheel's (nvidia-nccl), else the one stage.sh
+# packed into devlibs with NCCL_LIB=1.
+NCCL=$( (find /usr/local/cuda*/lib* -name 'libnccl.so.2*'; find /opt /usr/lib /usr/local/lib -name 'libnccl.so.2*') \
+  2>/dev/null | head -1)
+echo "cublas: $CUBLAS"; echo "cudnn: $CUDNN"; echo "nccl: ${NCCL:-none (devlibs?)}"
+export LD_LIBRARY_PATH=$ROOT/devlibs:$(dirname "$CUBLAS"):$(dirname "$CUDNN")${NCCL:+:$(dirname "$NCCL")}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export LOOM_PLUGIN_PATH=$ROOT/build/share/loom/plugins
-ldd build/lib/loom/plugins/libloom_cuda.so build/lib/loom/plugins/libloom_cpu.so | grep -i 'not found'
+ldd build/lib/loom/plugins/libloom_cuda.so build/lib/loom/plugins/libloom_cpu.so build/lib/loom/plugins/libloom_nccl.so \
+  | grep -i 'not found'
 el "libs set"
 export PYTHONPATH=$ROOT/build/python PYTHONUNBUFFERED=1
 if [ -n "${ONLY:-}" ]; then eval "$ONLY"; el "done"; exit; fi
@@ -47,6 +52,16 @@ TAILN=20 step info 20 build/bin/loom-info
 for t in plugin coverage indexing_device cross_entropy_device batch_norm_device attention_device fused_codegen; do
   step "t_$t" 90 build/bin/cuda_${t}_tests
 done
+# The nccl plugin: its host-side tests (a world of one on cuda:0), every collective x dtype on the card
+# against CPU references (nccl_check.cpp), and with two GPUs or more a world across them and a rank
+# SIGKILLed during an all_reduce (the others must fail naming it, not hang).
+step t_nccl 60 build/bin/loom_nccl_plugin_tests '~[stub]'  # [stub]: the stub runtime's, not staged
+TAILN=12 step nccl 120 build/bin/nccl_gpu_check
+GPUS=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+if (( GPUS >= 2 )); then
+  TAILN=12 step nccl_world 180 build/bin/loom-run --nproc-per-node "$GPUS" build/bin/nccl_gpu_check
+  TAILN=12 step nccl_die 120 build/bin/nccl_gpu_check die 2 10000
+fi
 step train_mlp 60 build/bin/train_mlp --device cuda
 step train_cnn 90 build/bin/train_cnn --device cuda
 TAILN=60 step conformance 150 build/bin/loom-conformance --device cuda --full --grad -j 12 \

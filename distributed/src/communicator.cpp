@@ -66,7 +66,8 @@ void throw_if_error(LoomError* e, const std::string& what) {
 }
 
 Communicator::Communicator(const LoomCommPluginInfo& plugin, std::shared_ptr<Store> store, int rank,
-                           int world_size, std::chrono::milliseconds timeout, const std::string& local_address)
+                           int world_size, std::chrono::milliseconds timeout, const std::string& local_address,
+                           int device_index)
     : plugin_(plugin), store_(std::move(store)), timeout_(timeout) {
   bridge_.struct_size = sizeof bridge_;
   bridge_.host_data = store_.get();
@@ -78,6 +79,7 @@ Communicator::Communicator(const LoomCommPluginInfo& plugin, std::shared_ptr<Sto
   config.struct_size = sizeof config;
   config.rank = rank;
   config.world_size = world_size;
+  config.device_index = device_index;
   config.timeout_ms = timeout.count();
   config.store = &bridge_;
   config.local_address = local_address.empty() ? nullptr : local_address.c_str();

@@ -27,9 +27,10 @@ void throw_if_error(LoomError* e, const std::string& what);
 class Communicator {
  public:
   // Rendezvous of `world_size` ranks through `store` (already scoped to
-  // this communicator). `local_address`: where peers reach this process.
+  // this communicator). `local_address`: where peers reach this process;
+  // `device_index`: this rank's device of the plugin's type (its GPU).
   Communicator(const LoomCommPluginInfo& plugin, std::shared_ptr<Store> store, int rank, int world_size,
-               std::chrono::milliseconds timeout, const std::string& local_address);
+               std::chrono::milliseconds timeout, const std::string& local_address, int device_index = 0);
   ~Communicator();
   Communicator(const Communicator&) = delete;
   Communicator& operator=(const Communicator&) = delete;

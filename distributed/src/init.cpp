@@ -4,6 +4,7 @@
 
 #include <loom/distributed/distributed.h>
 #include <loom/distributed/store.h>
+#include <loom/device_info.h>
 #include <loom/error.h>
 #include <loom/ops.h>
 #include <loom/ops/shape.h>
@@ -14,6 +15,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -30,6 +32,7 @@ struct State {
   const LoomCommPluginInfo* plugin = nullptr;
   std::string backend;
   std::string local_address;
+  int device_index = 0;  // this rank's device of the backend's type
   std::chrono::milliseconds timeout{0};
   int groups_made = 0;
 };
@@ -54,22 +57,35 @@ int env_int(const char* name, int given, const char* what) {
   return static_cast<int>(x);
 }
 
+// This rank's device of the backend's device type: 0 for cpu; for a GPU
+// backend (nccl) LOCAL_RANK, which the launchers set (one process per GPU),
+// else the rank modulo the GPUs seen here (a one-machine world started by
+// hand).
+int device_index_for(const LoomCommPluginInfo& plugin, int rank) {
+  const std::string type = plugin.device_type ? plugin.device_type : "cpu";
+  if (type == "cpu") return 0;
+  if (const char* v = std::getenv("LOCAL_RANK"); v && *v) return env_int("LOCAL_RANK", -1, "local rank");
+  const int n = available_device_count(type);
+  return n > 0 ? rank % n : 0;
+}
+
 // The address of this machine that reaches `host`: a UDP socket connected
 // there (nothing is sent) says which interface the route leaves from.
 std::string local_address_towards(const std::string& host, uint16_t port) {
   addrinfo hints{}, *res = nullptr;
-  hints.ai_family = AF_INET;
+  hints.ai_family = AF_UNSPEC;  // the store may be reached over IPv4 or IPv6
   hints.ai_socktype = SOCK_DGRAM;
   if (getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &res) != 0 || !res) return "127.0.0.1";
-  std::string out = "127.0.0.1";
-  const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+  std::string out = res->ai_family == AF_INET6 ? "::1" : "127.0.0.1";
+  const int fd = ::socket(res->ai_family, SOCK_DGRAM, 0);
   if (fd >= 0) {
+    // A datagram socket's connect sends nothing: it only picks the route.
     if (::connect(fd, res->ai_addr, res->ai_addrlen) == 0) {
-      sockaddr_in local{};
+      sockaddr_storage local{};
       socklen_t len = sizeof local;
-      char buf[INET_ADDRSTRLEN] = {};
+      char buf[NI_MAXHOST] = {};
       if (::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) == 0 &&
-          inet_ntop(AF_INET, &local.sin_addr, buf, sizeof buf))
+          getnameinfo(reinterpret_cast<sockaddr*>(&local), len, buf, sizeof buf, nullptr, 0, NI_NUMERICHOST) == 0)
         out = buf;
     }
     ::close(fd);
@@ -175,8 +191,9 @@ void init_process_group(const std::string& backend, const InitOptions& options) 
     throw Error(ErrorKind::InvalidArgument,
                 cat_op("init_process_group: init_method '", m, "' is not env://, tcp://host:port or file://path"));
   }
+  const int device_index = device_index_for(*plugin, rank);
   auto comm = std::make_shared<detail::Communicator>(*plugin, std::make_shared<PrefixStore>("default_pg", store), rank,
-                                                     world_size, options.timeout, local);
+                                                     world_size, options.timeout, local, device_index);
   std::vector<int> ranks(static_cast<size_t>(world_size));
   for (int i = 0; i < world_size; ++i) ranks[static_cast<size_t>(i)] = i;
   s.world = std::make_shared<detail::PluginProcessGroup>("default", backend, std::move(comm), rank, std::move(ranks));
@@ -184,6 +201,7 @@ void init_process_group(const std::string& backend, const InitOptions& options) 
   s.plugin = plugin;
   s.backend = backend;
   s.local_address = local;
+  s.device_index = device_index;
   s.timeout = options.timeout;
   s.groups_made = 0;
 }
@@ -228,7 +246,7 @@ std::shared_ptr<ProcessGroup> new_group(const std::vector<int>& ranks) {
   const int group_rank = static_cast<int>(it - sorted.begin());
   auto comm = std::make_shared<detail::Communicator>(
       *s.plugin, std::make_shared<PrefixStore>("group_" + std::to_string(id), s.store), group_rank,
-      static_cast<int>(sorted.size()), s.timeout, s.local_address);
+      static_cast<int>(sorted.size()), s.timeout, s.local_address, s.device_index);
   return std::make_shared<detail::PluginProcessGroup>("group " + std::to_string(id), s.backend, std::move(comm),
                                                       group_rank, sorted);
 }
@@ -246,6 +264,29 @@ std::shared_ptr<Work> reduce(Tensor& tensor, int dst, ReduceOp op, ProcessGroup*
   auto& g = group_or_world(group);
   return g.reduce(tensor, to_group_rank(g, dst, "reduce", "dst"), op, async_op);
 }
+
+namespace {
+
+// `work`, then `after` (copies out of a staging buffer) once, on the first wait.
+std::shared_ptr<Work> then(std::shared_ptr<Work> work, std::function<void()> after) {
+  struct Then : Work {
+    std::shared_ptr<Work> inner;
+    std::function<void()> after;
+    bool done = false;
+    void wait() override {
+      inner->wait();
+      if (!done) after();
+      done = true;
+    }
+    bool is_completed() override { return inner->is_completed(); }
+  };
+  auto t = std::make_shared<Then>();
+  t->inner = std::move(work);
+  t->after = std::move(after);
+  return t;
+}
+
+}  // namespace
 
 std::shared_ptr<Work> all_gather(std::vector<Tensor>& tensor_list, const Tensor& input, ProcessGroup* group,
                                  bool async_op) {
@@ -272,21 +313,7 @@ std::shared_ptr<Work> all_gather(std::vector<Tensor>& tensor_list, const Tensor&
     split();
     return nullptr;
   }
-  struct Then : Work {
-    std::shared_ptr<Work> inner;
-    std::function<void()> after;
-    bool done = false;
-    void wait() override {
-      inner->wait();
-      if (!done) after();
-      done = true;
-    }
-    bool is_completed() override { return inner->is_completed(); }
-  };
-  auto then = std::make_shared<Then>();
-  then->inner = work;
-  then->after = split;
-  return then;
+  return then(work, split);
 }
 
 std::shared_ptr<Work> all_gather_into_tensor(Tensor& output, const Tensor& input, ProcessGroup* group,
@@ -301,6 +328,68 @@ std::shared_ptr<Work> reduce_scatter_tensor(Tensor& output, const Tensor& input,
 
 std::shared_ptr<Work> all_to_all_single(Tensor& output, const Tensor& input, ProcessGroup* group, bool async_op) {
   return group_or_world(group).all_to_all_single(output, input, async_op);
+}
+
+std::shared_ptr<Work> all_to_all_single(Tensor& output, const Tensor& input,
+                                        const std::vector<int64_t>& output_split_sizes,
+                                        const std::vector<int64_t>& input_split_sizes, ProcessGroup* group,
+                                        bool async_op) {
+  auto& g = group_or_world(group);
+  if (output_split_sizes.empty() && input_split_sizes.empty()) return g.all_to_all_single(output, input, async_op);
+  const int world = g.size();
+  if (!input.defined() || !output.defined() || input.dim() == 0 || output.dim() == 0)
+    throw Error(ErrorKind::InvalidArgument, "all_to_all_single: input and output need at least one dimension");
+  // Empty split sizes mean equal chunks of dim 0, as PyTorch's.
+  auto splits = [&](const std::vector<int64_t>& given, const Tensor& t, const char* which) {
+    std::vector<int64_t> s = given;
+    if (s.empty()) {
+      if (t.size(0) % world != 0)
+        throw Error(ErrorKind::InvalidArgument,
+                    cat_op("all_to_all_single: ", which, "'s dim 0 (", t.size(0), ") does not split into ", world,
+                           " equal chunks; give ", which, "_split_sizes"));
+      s.assign(static_cast<size_t>(world), t.size(0) / world);
+    }
+    int64_t total = 0;
+    for (int64_t x : s) {
+      if (x < 0) throw Error(ErrorKind::InvalidArgument, cat_op("all_to_all_single: ", which, "_split_sizes has ", x));
+      total += x;
+    }
+    if (static_cast<int>(s.size()) != world || total != t.size(0))
+      throw Error(ErrorKind::InvalidArgument,
+                  cat_op("all_to_all_single: ", which, "_split_sizes must hold ", world, " sizes adding up to ",
+                         which, "'s dim 0 (", t.size(0), "), got ", s.size(), " adding up to ", total));
+    return s;
+  };
+  const std::vector<int64_t> out_splits = splits(output_split_sizes, output, "output");
+  const std::vector<int64_t> in_splits = splits(input_split_sizes, input, "input");
+  const std::vector<int64_t> row_shape(input.sizes().begin() + 1, input.sizes().end());
+  if (std::vector<int64_t>(output.sizes().begin() + 1, output.sizes().end()) != row_shape)
+    throw Error(ErrorKind::InvalidArgument, "all_to_all_single: input and output must match past dim 0");
+  // Every chunk padded to the largest any rank sends: one equal-chunk
+  // all_to_all over the backend, then the real rows copied out.
+  Tensor largest = loom::tensor(std::vector<int64_t>{*std::max_element(in_splits.begin(), in_splits.end())})
+                       .to(input.device());
+  g.all_reduce(largest, ReduceOp::Max, false);
+  const int64_t chunk = largest.to(Device("cpu")).item<int64_t>();
+  std::vector<int64_t> padded_shape = row_shape;
+  padded_shape.insert(padded_shape.begin(), static_cast<int64_t>(world) * chunk);
+  Tensor send = loom::zeros(padded_shape, input.dtype(), input.device());
+  Tensor recv = loom::empty(padded_shape, input.dtype(), input.device());
+  for (int64_t r = 0, offset = 0; r < world; offset += in_splits[static_cast<size_t>(r)], ++r)
+    send.narrow(0, r * chunk, in_splits[static_cast<size_t>(r)])
+        .copy_(input.narrow(0, offset, in_splits[static_cast<size_t>(r)]));
+  auto work = g.all_to_all_single(recv, send, true);
+  auto unpack = [output, recv, out_splits, chunk, world]() mutable {
+    for (int64_t r = 0, offset = 0; r < world; offset += out_splits[static_cast<size_t>(r)], ++r)
+      output.narrow(0, offset, out_splits[static_cast<size_t>(r)])
+          .copy_(recv.narrow(0, r * chunk, out_splits[static_cast<size_t>(r)]));
+  };
+  if (!async_op) {
+    work->wait();
+    unpack();
+    return nullptr;
+  }
+  return then(work, unpack);
 }
 
 std::shared_ptr<Work> gather(const Tensor& input, std::vector<Tensor>* gather_list, int dst, ProcessGroup* group,

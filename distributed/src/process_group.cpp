@@ -1,9 +1,12 @@
 // PluginProcessGroup (process_group.h).
 #include "process_group.h"
 
+#include "host_copy.h"
+
 #include <loom/error.h>
 #include <loom/ops.h>
 #include <loom/plugin/fnv1a.hpp>
+#include <loom/stream.h>
 
 #include <chrono>
 #include <thread>
@@ -115,7 +118,7 @@ void PluginProcessGroup::check_tensor(const Tensor& t, const char* op, const cha
   const LoomCommPluginInfo& p = comm_->plugin();
   if (!t.defined()) throw Error(cat_op(op, ": ", which, " is an undefined tensor"));
   const std::string type = t.device().type_name();
-  if (type != p.device_type)
+  if (type != p.device_type && !host_copies(t))
     throw Error(ErrorKind::InvalidArgument,
                 cat_op(op, ": ", which, " is on ", t.device().str(), ", but the process group's backend '", backend_,
                        "' communicates ", p.device_type, " tensors (move it with .to(\"", p.device_type,
@@ -123,6 +126,28 @@ void PluginProcessGroup::check_tensor(const Tensor& t, const char* op, const cha
   if (!(p.dtypes & LOOM_DTYPE_BIT(static_cast<int32_t>(t.dtype()))))
     throw Error(ErrorKind::Unsupported,
                 cat_op(op, ": backend '", backend_, "' does not support ", which, "'s dtype ", name(t.dtype())));
+}
+
+bool PluginProcessGroup::host_copies(const Tensor& t) const {
+  // Only over a cpu backend, and only for a device no communication plugin
+  // serves: a cuda tensor on a gloo group is a mistake (nccl is its
+  // backend), a cpu tensor on an nccl group too.
+  const std::string type = t.device().type_name();
+  return std::string(comm_->plugin().device_type) == "cpu" && type != "cpu" && !has_comm_plugin_for(type);
+}
+
+Tensor PluginProcessGroup::stage(Args& a, const Tensor& t, bool written) const {
+  if (host_copies(t)) {
+    note_host_copy(a.op_name, t.device().type_name(), backend_);
+    Tensor staged = t.to(Device(comm_->plugin().device_type)).contiguous();
+    if (written) a.copy_back.emplace_back(t, staged);
+    return staged;
+  }
+  // Non-contiguous: a contiguous copy, copied back into `t` on completion.
+  if (t.is_contiguous()) return t;
+  Tensor staged = t.contiguous();
+  if (written) a.copy_back.emplace_back(t, staged);
+  return staged;
 }
 
 void PluginProcessGroup::check_rank(int r, const char* op, const char* which) const {
@@ -152,6 +177,12 @@ std::shared_ptr<Work> PluginProcessGroup::start(Args& a, bool async_op) {
   c.outputs = out.data();
   c.sequence = seq;
   c.flags = async_op ? 0u : static_cast<uint32_t>(LOOM_COMM_FLAG_BLOCKING);
+  // Devices with streams (cuda): the collective is queued on the tensors'
+  // current stream, after the kernels that made them, as a kernel would be.
+  // nullptr (the default stream) on devices without streams; a barrier has
+  // no tensor and takes the default stream too.
+  if (!a.inputs.empty() || !a.outputs.empty())
+    c.stream = loom::current_stream((a.inputs.empty() ? a.outputs : a.inputs).front().device()).native_handle();
   // The signature: what every rank must agree on — the op, the tensors
   // every rank passes (not the root's alone: gather's and reduce's output,
   // scatter's input), the reduce op and the root.
@@ -199,20 +230,6 @@ std::shared_ptr<Work> PluginProcessGroup::start(Args& a, bool async_op) {
   work->wait();
   return nullptr;
 }
-
-namespace {
-
-// `t` itself when contiguous; else a contiguous copy that `a` copies back
-// into `t` on completion (when `written`).
-template <class A>
-Tensor stage(A& a, const Tensor& t, bool written) {
-  if (t.is_contiguous()) return t;
-  Tensor staged = t.contiguous();
-  if (written) a.copy_back.emplace_back(t, staged);
-  return staged;
-}
-
-}  // namespace
 
 std::shared_ptr<Work> PluginProcessGroup::all_reduce(Tensor& tensor, ReduceOp op, bool async_op) {
   check_tensor(tensor, "all_reduce", "the tensor");

@@ -44,6 +44,12 @@ class PluginProcessGroup : public ProcessGroup {
   struct Args;
   std::shared_ptr<Work> start(Args& a, bool async_op);
   void check_tensor(const Tensor& t, const char* op, const char* which) const;
+  // Whether `t` travels through host copies (host_copy.h).
+  bool host_copies(const Tensor& t) const;
+  // What the plugin gets for `t`: `t` itself when contiguous and on the
+  // backend's device; else a contiguous (host) copy, copied back into `t`
+  // on completion when `written`.
+  Tensor stage(Args& a, const Tensor& t, bool written) const;
   void check_rank(int r, const char* op, const char* which) const;
 
   std::string name_;

@@ -1,7 +1,9 @@
 // One rank of a multi-process test (collectives_test.cpp starts world_size
-// of them): `collectives_worker <scenario> <rank> <world_size> <init_method>
-// [timeout_ms]`. Exits 0 when every check passed; otherwise prints what
-// failed to stderr and exits 1. The scenarios:
+// of them): `collectives_worker [--backend NAME] <scenario> <rank>
+// <world_size> <init_method> [timeout_ms]`. --backend is the communication
+// backend init_process_group takes (default gloo; comm_abi_compat_test.cpp
+// passes gloo_abi_1_0). Exits 0 when every check passed; otherwise prints
+// what failed to stderr and exits 1. The scenarios:
 //   collectives  every collective x dtype against a reference computed
 //                locally; results identical on every rank by construction
 //   init_only    init_process_group and exit (timeouts, ports in use: the
@@ -227,8 +229,16 @@ void collectives(int world) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::string backend = "gloo";
+  if (argc > 2 && std::string(argv[1]) == "--backend") {
+    backend = argv[2];
+    argv[2] = argv[0];
+    argv += 2;
+    argc -= 2;
+  }
   if (argc < 5) {
-    std::fprintf(stderr, "usage: %s <scenario> <rank> <world_size> <init_method> [timeout_ms]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s [--backend NAME] <scenario> <rank> <world_size> <init_method> [timeout_ms]\n",
+                 argv[0]);
     return 2;
   }
   const std::string scenario = argv[1];
@@ -245,7 +255,7 @@ int main(int argc, char** argv) {
   o.init_method = argv[4];
   o.timeout = std::chrono::milliseconds(argc > 5 ? std::atoll(argv[5]) : 30000);
   try {
-    dist::init_process_group("gloo", o);
+    dist::init_process_group(backend, o);
     if (scenario == "collectives") {
       collectives(dist::get_world_size());
     } else if (scenario == "die_in_all_reduce") {

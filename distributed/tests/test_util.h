@@ -2,6 +2,8 @@
 // and fork()ed children that always end in _exit.
 #pragma once
 
+#include "spawn_util.h"
+
 #include <loom/distributed/store.h>
 #include <loom/error.h>
 
@@ -35,19 +37,7 @@ inline long long ms_since(Clock::time_point t0) {
 
 // A port free on 127.0.0.1 a moment ago, for tests whose client must know
 // the port before the server exists.
-inline uint16_t free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  REQUIRE(fd >= 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = 0;
-  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-  socklen_t len = sizeof a;
-  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
+inline uint16_t free_port() { return static_cast<uint16_t>(loom_dist_test::free_port()); }
 
 // A unique path in the temporary directory, removed with the object.
 struct TempPath {

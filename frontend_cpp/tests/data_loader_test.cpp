@@ -119,6 +119,43 @@ TEST_CASE("RandomSampler follows the global seed; SeededRandomSampler only its o
   CHECK(sorted(s1) == every);
 }
 
+TEST_CASE("DistributedRandomSampler: one replica is SeededRandomSampler; replicas split its order by stride") {
+  auto whole = [](size_t n, uint64_t seed, size_t epoch) {
+    samplers::SeededRandomSampler s(n, seed);
+    for (size_t e = 0; e <= epoch; ++e) s.reset();
+    std::vector<size_t> out;
+    while (auto b = s.next(4)) out.insert(out.end(), b->begin(), b->end());
+    return out;
+  };
+  auto share = [](samplers::DistributedRandomSampler& s, size_t epoch) {
+    s.set_epoch(epoch);
+    s.reset();
+    std::vector<size_t> out;
+    while (auto b = s.next(3)) out.insert(out.end(), b->begin(), b->end());
+    return out;
+  };
+  for (size_t epoch : {0, 1, 2}) {
+    const std::vector<size_t> order = whole(17, 5, epoch);
+    samplers::DistributedRandomSampler one(17, 1, 0, true, 5);
+    CHECK(share(one, epoch) == order);
+    for (bool pad : {false, true}) {
+      std::vector<std::vector<size_t>> shares;
+      for (size_t r = 0; r < 3; ++r) {
+        samplers::DistributedRandomSampler s(17, 3, r, pad, 5);
+        shares.push_back(share(s, epoch));
+        CHECK(shares.back().size() == s.local_sample_count());
+      }
+      CHECK(shares[0].size() == 6);
+      CHECK(shares[2].size() == (pad ? 6 : 5));
+      for (size_t i = 0; i < 17; ++i) CHECK(shares[i % 3][i / 3] == order[i]);  // element i goes to rank i % 3
+      if (pad) CHECK(shares[2][5] == order[0]);  // padded by repeating the start
+    }
+  }
+  samplers::DistributedRandomSampler s(17, 3, 1, true, 5);
+  CHECK(share(s, 0) != share(s, 1));
+  CHECK_THROWS_WITH(samplers::DistributedRandomSampler(17, 3, 3), Catch::Contains("rank 3 is not in [0, 2]"));
+}
+
 TEST_CASE("workers give the same batches as the loop thread, for the fast path and get()", "[concurrency]") {
   for (size_t workers : {1, 2, 4}) {
     auto opts = DataLoaderOptions().batch_size(3);

@@ -1,10 +1,13 @@
 // distributed_py.cpp — loom._C's side of loom.distributed: the process
 // group functions of loom/distributed/distributed.h, a ProcessGroup and a
 // Work type. loom/distributed/__init__.py gives them PyTorch's signatures.
+// And the C++ DistributedDataParallel's GradientReducer, which
+// loom.nn.parallel.DistributedDataParallel runs on.
 #include "convert.h"
 #include "ops_py.h"
 
 #include <loom/distributed/distributed.h>
+#include <loom/nn/parallel/distributed.h>
 #include <pybind11/stl.h>
 
 #include <chrono>
@@ -108,9 +111,12 @@ void bind_distributed(py::module_& m) {
     Tensor o = as_tensor(out), x = as_tensor(t);
     return released([&] { return dist::reduce_scatter_tensor(o, x, reduce_op(op), group_of(g), async_op); });
   });
-  m.def("_dist_all_to_all_single", [](py::object out, py::object t, py::object g, bool async_op) {
+  m.def("_dist_all_to_all_single", [](py::object out, py::object t, const std::vector<int64_t>& output_split_sizes,
+                                      const std::vector<int64_t>& input_split_sizes, py::object g, bool async_op) {
     Tensor o = as_tensor(out), x = as_tensor(t);
-    return released([&] { return dist::all_to_all_single(o, x, group_of(g), async_op); });
+    return released([&] {
+      return dist::all_to_all_single(o, x, output_split_sizes, input_split_sizes, group_of(g), async_op);
+    });
   });
   m.def("_dist_gather", [](py::object t, py::object out_list, int dst, py::object g) {
     Tensor x = as_tensor(t);
@@ -135,6 +141,42 @@ void bind_distributed(py::module_& m) {
     Tensor x = as_tensor(t);
     return released([&] { return dist::irecv(x, src, group_of(g), tag); });
   });
+
+  m.def("_dist_host_copy_stats", [] {
+    py::dict out;
+    for (const auto& r : dist::host_copy_counts()) out[py::make_tuple(r.op, r.device_type)] = r.count;
+    return out;
+  });
+
+  // Buckets, gradient hooks and all-reduces in C++: backward runs them
+  // without the GIL.
+  namespace parallel = loom::nn::parallel;
+  py::class_<parallel::GradientReducer, std::shared_ptr<parallel::GradientReducer>>(m, "_GradientReducer")
+      .def(py::init([](py::iterable named_parameters, py::iterable buffers, py::object group, double bucket_cap_mb,
+                       bool find_unused_parameters, bool broadcast_buffers) {
+             std::vector<std::pair<std::string, Tensor>> params;
+             for (py::handle item : named_parameters) {
+               auto pair = item.cast<py::tuple>();
+               params.emplace_back(pair[0].cast<std::string>(), as_tensor(pair[1]));
+             }
+             parallel::DistributedDataParallelOptions options;
+             options.bucket_cap_mb(bucket_cap_mb)
+                 .find_unused_parameters(find_unused_parameters)
+                 .broadcast_buffers(broadcast_buffers);
+             if (!group.is_none()) options.process_group(group.cast<std::shared_ptr<dist::ProcessGroup>>());
+             std::vector<Tensor> bufs = tensor_list(buffers);
+             py::gil_scoped_release nogil;  // broadcasts the parameters
+             return std::make_shared<parallel::GradientReducer>(std::move(params), std::move(bufs), options);
+           }),
+           py::arg("named_parameters"), py::arg("buffers"), py::arg("process_group"), py::arg("bucket_cap_mb"),
+           py::arg("find_unused_parameters"), py::arg("broadcast_buffers"))
+      .def("before_forward", [](parallel::GradientReducer& r) {
+        py::gil_scoped_release nogil;
+        r.before_forward();
+      })
+      .def_property("require_sync", &parallel::GradientReducer::require_sync,
+                    &parallel::GradientReducer::set_require_sync)
+      .def("bucket_indices", &parallel::GradientReducer::bucket_indices);
 }
 
 }  // namespace loom::python

@@ -52,6 +52,37 @@ WORKER = textwrap.dedent("""
     dist.reduce_scatter_tensor(rs, loom.arange(world * 2, dtype=loom.float32))
     assert rs.tolist() == [float(world * (2 * rank)), float(world * (2 * rank + 1))]
 
+    # Uneven all_to_all: rank r sends j + 1 rows of [r, j] to rank j.
+    inp = loom.cat([loom.tensor([[float(rank), float(j)]] * (j + 1)) for j in range(world)])
+    out = loom.zeros(world * (rank + 1), 2)
+    dist.all_to_all_single(out, inp, output_split_sizes=[rank + 1] * world,
+                           input_split_sizes=[j + 1 for j in range(world)])
+    assert out.tolist() == sum([[[float(r), float(rank)]] * (rank + 1) for r in range(world)], []), out.tolist()
+    try:
+        dist.all_to_all_single(loom.zeros(world), loom.zeros(3), output_split_sizes=[1] * world,
+                               input_split_sizes=[3] + [0] * world)
+        raise AssertionError("split sizes that do not match the ranks must be refused")
+    except Exception as e:
+        assert f"input_split_sizes must hold {world} sizes adding up to input's dim 0 (3)" in str(e), str(e)
+    eq = loom.zeros(world, 3)
+    dist.all_to_all_single(eq, loom.full((world, 3), float(rank)), async_op=True).wait()
+    assert eq.tolist() == [[float(r)] * 3 for r in range(world)]
+
+    # Object collectives: any picklable object, of a different size on each rank.
+    objs = [None] * world
+    dist.all_gather_object(objs, {"rank": rank, "pad": "x" * rank * 100})
+    assert objs == [{"rank": r, "pad": "x" * r * 100} for r in range(world)], objs
+    lst = [("from", 0), [1, 2, 3]] if rank == 0 else [None, None]
+    dist.broadcast_object_list(lst, src=0)
+    assert lst == [("from", 0), [1, 2, 3]], lst
+    got = [None] * world if rank == world - 1 else None
+    dist.gather_object(rank * 10, got, dst=world - 1)
+    if rank == world - 1:
+        assert got == [r * 10 for r in range(world)], got
+    mine = [None]
+    dist.scatter_object_list(mine, [f"for {r}" for r in range(world)] if rank == 0 else None, src=0)
+    assert mine == [f"for {rank}"], mine
+
     w = dist.all_reduce(loom.ones(8), async_op=True)
     w.wait()
     assert w.is_completed()
@@ -64,11 +95,22 @@ WORKER = textwrap.dedent("""
             dist.recv(r, src=0)
             assert r.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
 
+    # sim has no communication plugin: its tensors go through host copies over gloo, counted.
+    s = loom.full((3,), float(rank + 1), device="sim")
+    dist.all_reduce(s, op=dist.ReduceOp.AVG)
+    assert s.device.type == "sim" and s.cpu().tolist() == [(world + 1) / 2] * 3, s
+    dist.broadcast(s, src=0)
+    assert dist.host_copy_stats()[("all_reduce", "sim")] == 1
+    assert dist.host_copy_stats()[("broadcast", "sim")] == 1
+    ones = loom.ones(3, device="sim")
+    loom.set_fallback_policy("error")
     try:
-        dist.all_reduce(loom.ones(3, device="sim"))
-        raise AssertionError("a sim tensor on a gloo group must be refused")
+        dist.all_reduce(ones)
+        raise AssertionError("LOOM_FALLBACK=error must refuse host copies")
     except Exception as e:
-        assert "communicates cpu tensors" in str(e), str(e)
+        assert "'sim' device, which has no communication plugin of its own" in str(e), str(e)
+        assert "LOOM_FALLBACK=error forbids communicating it through host copies over 'gloo'" in str(e), str(e)
+    loom.set_fallback_policy("allow")
 
     dist.barrier()
     dist.destroy_process_group()

@@ -8,6 +8,7 @@
 
 #include <loom/comm_api.h>
 #include <loom/plugin.hpp>
+#include <loom/plugin/comm_op_name.hpp>
 #include <loom/plugin/dtype_visit.hpp>
 
 #include <gloo/allgather.h>
@@ -31,23 +32,6 @@
 
 namespace loom::gloo_plugin {
 namespace {
-
-const char* op_name(int32_t op) {
-  switch (op) {
-    case LOOM_COMM_ALL_REDUCE: return "all_reduce";
-    case LOOM_COMM_BROADCAST: return "broadcast";
-    case LOOM_COMM_REDUCE: return "reduce";
-    case LOOM_COMM_ALL_GATHER: return "all_gather";
-    case LOOM_COMM_REDUCE_SCATTER: return "reduce_scatter";
-    case LOOM_COMM_ALL_TO_ALL: return "all_to_all";
-    case LOOM_COMM_GATHER: return "gather";
-    case LOOM_COMM_SCATTER: return "scatter";
-    case LOOM_COMM_BARRIER: return "barrier";
-    case LOOM_COMM_SEND: return "send";
-    case LOOM_COMM_RECV: return "recv";
-    default: return nullptr;
-  }
-}
 
 // A contiguous tensor's bytes.
 struct Span {
@@ -365,7 +349,7 @@ LoomError* comm_abort(LoomComm* comm) {
 LoomError* collective_start(LoomComm* handle, const LoomCollective* c, LoomCommWork** out) {
   return plugin::guard([&] {
     Comm& comm = *reinterpret_cast<Comm*>(handle);
-    const char* name = op_name(c->op);
+    const char* name = plugin::comm_op_name(c->op);
     if (!name) throw plugin::Failure(LOOM_STATUS_UNSUPPORTED, "gloo: unknown collective op code " + std::to_string(c->op));
     const bool has_signature = c->struct_size >= offsetof(LoomCollective, signature) + sizeof c->signature;
     Call call{c->op, c->reduce_op, c->root, c->tag, {}, {}, c->sequence, has_signature ? c->signature : 0};

@@ -1,4 +1,5 @@
-// samplers.cpp — SequentialSampler, RandomSampler, SeededRandomSampler.
+// samplers.cpp — SequentialSampler, RandomSampler, SeededRandomSampler,
+// DistributedRandomSampler.
 #include <loom/data/samplers.h>
 #include <loom/error.h>
 #include <loom/ops.h>
@@ -19,6 +20,16 @@ std::optional<std::vector<size_t>> take(const std::vector<size_t>& order, size_t
                           order.begin() + static_cast<std::ptrdiff_t>(end));
   index = end;
   return out;
+}
+
+// 0 .. size - 1 shuffled by Fisher-Yates over mt19937_64 seeded from
+// (seed, epoch): the same on every platform and every rank.
+std::vector<size_t> seeded_permutation(size_t size, uint64_t seed, uint64_t epoch) {
+  std::vector<size_t> order(size);
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ULL + epoch);
+  for (size_t i = size; i > 1; --i) std::swap(order[i - 1], order[rng() % i]);
+  return order;
 }
 }  // namespace
 
@@ -54,15 +65,44 @@ std::optional<std::vector<size_t>> RandomSampler::next(size_t batch_size) { retu
 
 void SeededRandomSampler::reset(std::optional<size_t> new_size) {
   if (new_size) size_ = *new_size;
-  order_.resize(size_);
-  std::iota(order_.begin(), order_.end(), size_t{0});
-  std::mt19937_64 rng(seed_ * 0x9E3779B97F4A7C15ULL + epoch_++);
-  for (size_t i = size_; i > 1; --i) std::swap(order_[i - 1], order_[rng() % i]);
+  order_ = seeded_permutation(size_, seed_, epoch_++);
   index_ = 0;
 }
 
 std::optional<std::vector<size_t>> SeededRandomSampler::next(size_t batch_size) {
   if (order_.size() != size_) reset();  // next() before the first reset()
+  return take(order_, index_, batch_size);
+}
+
+DistributedRandomSampler::DistributedRandomSampler(size_t size, size_t num_replicas, size_t rank,
+                                                   bool allow_duplicates, uint64_t seed)
+    : size_(size), num_replicas_(num_replicas), rank_(rank), allow_duplicates_(allow_duplicates), seed_(seed) {
+  LOOM_CHECK(num_replicas >= 1, "data: DistributedRandomSampler: num_replicas must be at least 1, got ",
+             num_replicas);
+  LOOM_CHECK(rank < num_replicas, "data: DistributedRandomSampler: rank ", rank, " is not in [0, ",
+             num_replicas - 1, "]");
+}
+
+size_t DistributedRandomSampler::local_sample_count() const {
+  if (allow_duplicates_) return (size_ + num_replicas_ - 1) / num_replicas_;
+  return size_ / num_replicas_ + (rank_ < size_ % num_replicas_ ? 1 : 0);
+}
+
+void DistributedRandomSampler::reset(std::optional<size_t> new_size) {
+  if (new_size) size_ = *new_size;
+  std::vector<size_t> all = seeded_permutation(size_, seed_, epoch_);
+  if (allow_duplicates_ && size_ > 0) {
+    const size_t total = local_sample_count() * num_replicas_;
+    for (size_t i = 0; all.size() < total; ++i) all.push_back(all[i]);
+  }
+  order_.clear();
+  for (size_t i = rank_; i < all.size(); i += num_replicas_) order_.push_back(all[i]);
+  index_ = 0;
+  started_ = true;
+}
+
+std::optional<std::vector<size_t>> DistributedRandomSampler::next(size_t batch_size) {
+  if (!started_) reset();  // next() before the first reset()
   return take(order_, index_, batch_size);
 }
 

@@ -9,8 +9,7 @@ file:///path. See docs/distributed.md.
     dist.init_process_group("gloo")
     dist.all_reduce(t, op=dist.ReduceOp.AVG)
 
-Not yet: the nccl backend, object collectives (all_gather_object,
-broadcast_object_list) and the bitwise reduce ops.
+Not yet: the bitwise reduce ops.
 """
 import datetime as _datetime
 
@@ -122,6 +121,13 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None):
     return _C._dist_new_group([int(r) for r in ranks])
 
 
+def host_copy_stats():
+    """{(op, device type): how often the op communicated that device's tensors through host
+    copies} — devices without a communication plugin of their own reach gloo that way,
+    counted and warned about as LOOM_FALLBACK says, like loom.fallback_stats()."""
+    return _C._dist_host_copy_stats()
+
+
 def _work(w, async_op):
     return w if async_op else None
 
@@ -152,9 +158,10 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
 
 def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=None, group=None,
                       async_op=False):
-    if output_split_sizes is not None or input_split_sizes is not None:
-        raise NotImplementedError("all_to_all_single: uneven splits are not supported yet (equal chunks are)")
-    return _work(_C._dist_all_to_all_single(output, input, group, async_op), async_op)
+    """Chunks of dim 0 to each rank: equal ones, or `input_split_sizes[j]` rows to rank j and
+    `output_split_sizes[j]` rows from rank j."""
+    return _work(_C._dist_all_to_all_single(output, input, [int(n) for n in output_split_sizes or []],
+                                            [int(n) for n in input_split_sizes or []], group, async_op), async_op)
 
 
 def gather(tensor, gather_list=None, dst=0, group=None, async_op=False):
@@ -188,3 +195,95 @@ def send(tensor, dst, group=None, tag=0):
 def recv(tensor, src=None, group=None, tag=0):
     irecv(tensor, src, group, tag).wait()
     return src
+
+
+# ---- object collectives: picklable Python objects, as bytes in uint8 tensors
+
+def _object_device(group):
+    # The tensors of the group's backend: cpu for gloo, the rank's GPU for nccl.
+    if get_backend(group) == Backend.NCCL:
+        import os
+        return f"cuda:{int(os.environ.get('LOCAL_RANK', '0'))}"
+    return "cpu"
+
+
+def _to_bytes_tensor(obj, device):
+    import pickle
+    import numpy as np
+    from .. import tensor as _tensor, uint8 as _uint8
+    data = np.frombuffer(pickle.dumps(obj), dtype=np.uint8)
+    return _tensor(data.copy(), dtype=_uint8).to(device), int(data.size)
+
+
+def _from_bytes_tensor(t, size):
+    import pickle
+    return pickle.loads(t[:size].cpu().numpy().tobytes())
+
+
+def _sizes(size, group, device):
+    from .. import tensor as _tensor, int64 as _int64, zeros as _zeros
+    world = get_world_size(group)
+    mine = _tensor([size], dtype=_int64).to(device)
+    every = [_zeros(1, dtype=_int64).to(device) for _ in range(world)]
+    all_gather(every, mine, group=group)
+    return [int(s.cpu().item()) for s in every]
+
+
+def all_gather_object(object_list, obj, group=None):
+    """Fills object_list (one slot per rank) with every rank's obj (pickled)."""
+    from .. import zeros as _zeros, uint8 as _uint8
+    device = _object_device(group)
+    data, size = _to_bytes_tensor(obj, device)
+    sizes = _sizes(size, group, device)
+    longest = max(sizes)
+    padded = _zeros(longest, dtype=_uint8).to(device)
+    padded[:size] = data
+    out = [_zeros(longest, dtype=_uint8).to(device) for _ in sizes]
+    all_gather(out, padded, group=group)
+    for i, (t, n) in enumerate(zip(out, sizes)):
+        object_list[i] = _from_bytes_tensor(t, n)
+
+
+def gather_object(obj, object_gather_list=None, dst=0, group=None):
+    """On dst, fills object_gather_list with every rank's obj; elsewhere it is ignored."""
+    gathered = [None] * get_world_size(group)
+    all_gather_object(gathered, obj, group=group)
+    if get_rank() == dst:
+        if object_gather_list is None or len(object_gather_list) != len(gathered):
+            raise ValueError(f"gather_object: the destination rank needs an object_gather_list of "
+                             f"{len(gathered)} slots")
+        object_gather_list[:] = gathered
+
+
+def broadcast_object_list(object_list, src=0, group=None, device=None):
+    """Every rank's object_list becomes src's (each rank passes a list of the same length)."""
+    from .. import tensor as _tensor, int64 as _int64, empty as _empty, uint8 as _uint8, cat as _cat
+    if not object_list:
+        return
+    device = device or _object_device(group)
+    is_src = get_rank() == src
+    if is_src:
+        encoded = [_to_bytes_tensor(o, device) for o in object_list]
+        sizes = _tensor([n for _, n in encoded], dtype=_int64).to(device)
+    else:
+        sizes = _empty(len(object_list), dtype=_int64).to(device)
+    broadcast(sizes, src, group=group)
+    sizes = [int(n) for n in sizes.cpu().tolist()]
+    flat = _cat([t for t, _ in encoded]) if is_src else _empty(sum(sizes), dtype=_uint8).to(device)
+    broadcast(flat, src, group=group)  # a pickle is never empty: every rank takes part
+    if is_src:
+        return
+    offset = 0
+    for i, n in enumerate(sizes):
+        object_list[i] = _from_bytes_tensor(flat[offset:offset + n], n)
+        offset += n
+
+
+def scatter_object_list(scatter_object_output_list, scatter_object_input_list=None, src=0, group=None):
+    """scatter_object_output_list[0] becomes src's scatter_object_input_list[rank]."""
+    world = get_world_size(group)
+    items = list(scatter_object_input_list) if get_rank() == src else [None] * world
+    if get_rank() == src and len(items) != world:
+        raise ValueError(f"scatter_object_list: the source rank needs {world} objects, got {len(items)}")
+    broadcast_object_list(items, src=src, group=group)
+    scatter_object_output_list[0] = items[get_rank(group) if group is not None else get_rank()]

@@ -7,7 +7,10 @@
 //
 // A backend ("gloo" for cpu tensors, "nccl" for cuda ones) is a
 // communication plugin (loom/comm_api.h) found by the registry like a
-// device plugin. The host owns the rest: rendezvous through a key-value
+// device plugin. Tensors of a device no communication plugin serves go
+// through host copies over a cpu backend, counted (host_copy_counts) and
+// warned about as LOOM_FALLBACK says; a cuda tensor on a gloo group, or a
+// cpu tensor on an nccl group, is refused. The host owns the rest: rendezvous through a key-value
 // store (TCP on rank 0, or a file), process groups and their sequence
 // numbers, work handles, averaging, non-contiguous tensors (copied in and
 // out), and the checks that name what is wrong — a tensor on the wrong
@@ -19,6 +22,7 @@
 // within the group.
 #pragma once
 
+#include <loom/library.h>
 #include <loom/tensor.h>
 
 #include <chrono>
@@ -115,6 +119,15 @@ std::shared_ptr<Work> reduce_scatter_tensor(Tensor& output, const Tensor& input,
                                             ProcessGroup* group = nullptr, bool async_op = false);
 std::shared_ptr<Work> all_to_all_single(Tensor& output, const Tensor& input, ProcessGroup* group = nullptr,
                                         bool async_op = false);
+// Uneven chunks along dim 0: input_split_sizes[j] rows go to rank j,
+// output_split_sizes[j] rows come from rank j (each empty: equal chunks).
+// The ranks' sizes must agree (rank i's input_split_sizes[j] is rank j's
+// output_split_sizes[i]). Runs as one equal-chunk all_to_all of chunks
+// padded to the largest, after an all_reduce that finds it.
+std::shared_ptr<Work> all_to_all_single(Tensor& output, const Tensor& input,
+                                        const std::vector<int64_t>& output_split_sizes,
+                                        const std::vector<int64_t>& input_split_sizes, ProcessGroup* group = nullptr,
+                                        bool async_op = false);
 // gather_list: on dst, one tensor per rank (input's shape); ignored elsewhere.
 std::shared_ptr<Work> gather(const Tensor& input, std::vector<Tensor>* gather_list, int dst = 0,
                              ProcessGroup* group = nullptr, bool async_op = false);
@@ -126,5 +139,12 @@ void send(const Tensor& tensor, int dst, ProcessGroup* group = nullptr, int tag 
 void recv(Tensor& tensor, int src, ProcessGroup* group = nullptr, int tag = 0);
 std::shared_ptr<Work> isend(const Tensor& tensor, int dst, ProcessGroup* group = nullptr, int tag = 0);
 std::shared_ptr<Work> irecv(Tensor& tensor, int src, ProcessGroup* group = nullptr, int tag = 0);
+
+// How many times each op ("all_reduce", ...) communicated a tensor of a
+// device type through host copies: a device without a communication plugin
+// of its own reaches a cpu backend (gloo) that way — counted, and warned
+// about or refused as LOOM_FALLBACK says (allow | warn | error), as an op's
+// CPU fallback is (loom::fallback_counts()).
+std::vector<FallbackRecord> host_copy_counts();
 
 }  // namespace loom::distributed

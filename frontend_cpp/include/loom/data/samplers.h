@@ -64,4 +64,35 @@ class SeededRandomSampler : public Sampler {
   size_t index_ = 0;
 };
 
+// This rank's share of a dataset for data-parallel training
+// (torch::data::samplers::DistributedRandomSampler's constructor): every
+// epoch all ranks shuffle the same order — SeededRandomSampler's for
+// (seed, epoch), so one replica visits what a SeededRandomSampler(size,
+// seed) does — and rank r takes its elements r, r + num_replicas, ... (as
+// PyTorch's Python DistributedSampler), so the ranks' k-th batches of b
+// together are the one-process k-th batch of num_replicas * b. With
+// allow_duplicates the order is padded by repeating its start until every
+// rank has the same count; without, the first ranks get one more. Call
+// set_epoch(e) before each epoch for a new order (reset() keeps the epoch).
+class DistributedRandomSampler : public Sampler {
+ public:
+  DistributedRandomSampler(size_t size, size_t num_replicas = 1, size_t rank = 0, bool allow_duplicates = true,
+                           uint64_t seed = 0);
+  void reset(std::optional<size_t> new_size = std::nullopt) override;
+  std::optional<std::vector<size_t>> next(size_t batch_size) override;
+  void set_epoch(size_t epoch) { epoch_ = epoch; }
+  size_t epoch() const noexcept { return epoch_; }
+  // How many indices this rank visits per epoch.
+  size_t local_sample_count() const;
+
+ private:
+  size_t size_, num_replicas_, rank_;
+  bool allow_duplicates_;
+  uint64_t seed_;
+  size_t epoch_ = 0;
+  std::vector<size_t> order_;
+  size_t index_ = 0;
+  bool started_ = false;
+};
+
 }  // namespace loom::data::samplers

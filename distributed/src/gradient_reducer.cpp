@@ -1,0 +1,208 @@
+// GradientReducer (loom/nn/parallel/distributed.h): DistributedDataParallel's
+// buckets, gradient hooks and all-reduces.
+#include <loom/autograd.h>
+#include <loom/error.h>
+#include <loom/nn/parallel/distributed.h>
+#include <loom/ops.h>
+
+#include <algorithm>
+
+namespace loom::nn::parallel {
+
+// A parameter that requires grad, and where its gradient goes in its bucket.
+struct GradientReducer::Param {
+  std::string name;
+  Tensor tensor;
+  size_t bucket = 0;
+  int64_t offset = 0;  // elements into the bucket's flat tensor
+  int64_t hook = -1;
+  bool ready = false;  // its gradient of this pass is in the bucket
+};
+
+// Parameters of one dtype and device whose gradients are reduced as one flat
+// tensor: allocated once, refilled each synchronised backward pass.
+struct GradientReducer::Bucket {
+  std::vector<size_t> members;  // indices into params_
+  Tensor flat;
+  size_t pending = 0;  // members whose gradient has not arrived this pass
+  // Declared after `flat`: destroyed first, and a Work's destructor waits
+  // for the collective still writing into `flat`.
+  std::shared_ptr<distributed::Work> work;
+};
+
+namespace {
+
+distributed::ProcessGroup& group_of(const DistributedDataParallelOptions& options) {
+  if (!distributed::is_initialized())
+    throw Error(ErrorKind::InvalidArgument,
+                "DistributedDataParallel: call loom::distributed::init_process_group first");
+  return options.process_group() ? *options.process_group() : distributed::default_group();
+}
+
+}  // namespace
+
+GradientReducer::GradientReducer(std::vector<std::pair<std::string, Tensor>> parameters, std::vector<Tensor> buffers,
+                                 const DistributedDataParallelOptions& options)
+    : options_(options), group_(&group_of(options)), buffers_(std::move(buffers)) {
+  LOOM_CHECK(options.bucket_cap_mb() > 0, "DistributedDataParallel: bucket_cap_mb must be positive, got ",
+             options.bucket_cap_mb());
+  const int src = 0;  // the group's first rank, as PyTorch's
+  {
+    autograd::NoGradGuard no_grad;
+    for (auto& [name, p] : parameters) group_->broadcast(p, src, /*async_op=*/false);
+    for (Tensor& b : buffers_) group_->broadcast(b, src, /*async_op=*/false);
+  }
+  for (auto& [name, p] : parameters)
+    if (p.requires_grad()) params_.push_back(Param{name, p});
+
+  // Buckets from the last parameter back: gradients arrive about in
+  // reverse order of registration, so the first bucket fills first. A
+  // bucket holds one dtype on one device (it is one tensor). The first is
+  // at most 1 MiB (PyTorch's first-bucket size), so communication starts
+  // early in backward.
+  const double cap_bytes = options.bucket_cap_mb() * 1024 * 1024;
+  const double first_cap = std::min(cap_bytes, 1024.0 * 1024.0);
+  for (size_t k = params_.size(); k-- > 0;) {
+    Param& p = params_[k];
+    const double bytes = static_cast<double>(p.tensor.numel()) * static_cast<double>(p.tensor.element_size());
+    bool fresh = buckets_.empty();
+    if (!fresh) {
+      const Bucket& last = buckets_.back();
+      const Tensor& first = params_[last.members.front()].tensor;
+      double used = 0;
+      for (size_t m : last.members)
+        used += static_cast<double>(params_[m].tensor.numel()) * static_cast<double>(params_[m].tensor.element_size());
+      const double cap = buckets_.size() == 1 ? first_cap : cap_bytes;
+      fresh = first.dtype() != p.tensor.dtype() || first.device() != p.tensor.device() || used + bytes > cap;
+    }
+    if (fresh) buckets_.emplace_back();
+    Bucket& b = buckets_.back();
+    p.bucket = buckets_.size() - 1;
+    p.offset = 0;
+    for (size_t m : b.members) p.offset += params_[m].tensor.numel();
+    b.members.push_back(k);
+  }
+  for (Bucket& b : buckets_) {
+    const Tensor& first = params_[b.members.front()].tensor;
+    int64_t n = 0;
+    for (size_t m : b.members) n += params_[m].tensor.numel();
+    b.flat = zeros({n}, TensorOptions(first.dtype()).device(first.device()));
+  }
+  reset_pass();
+  for (size_t k = 0; k < params_.size(); ++k)
+    params_[k].hook = params_[k].tensor.register_hook([this, k](const Tensor& grad) { return on_gradient(k, grad); });
+}
+
+GradientReducer::~GradientReducer() {
+  // A work still in flight (a backward that threw) is waited for by its
+  // destructor, which runs before its bucket's tensor goes (Bucket's order).
+  for (Param& p : params_)
+    if (p.hook >= 0) p.tensor.remove_hook(p.hook);
+}
+
+std::vector<std::vector<size_t>> GradientReducer::bucket_indices() const {
+  std::vector<std::vector<size_t>> out;
+  for (const Bucket& b : buckets_) out.push_back(b.members);
+  return out;
+}
+
+void GradientReducer::before_forward() {
+  if (!options_.broadcast_buffers() || !require_sync_ || !autograd::GradMode::is_enabled()) return;
+  autograd::NoGradGuard no_grad;
+  for (Tensor& b : buffers_) group_->broadcast(b, 0, /*async_op=*/false);
+}
+
+void GradientReducer::reset_pass() {
+  for (Param& p : params_) p.ready = false;
+  for (Bucket& b : buckets_) {
+    b.pending = b.members.size();
+    b.work.reset();
+  }
+  next_bucket_ = 0;
+  callback_queued_ = false;
+}
+
+Tensor GradientReducer::on_gradient(size_t index, const Tensor& grad) {
+  if (!require_sync_) return grad;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!callback_queued_) {
+    autograd::queue_callback([this] { finalize(); });
+    callback_queued_ = true;
+  }
+  Param& p = params_[index];
+  Bucket& b = buckets_[p.bucket];
+  autograd::NoGradGuard no_grad;
+  Tensor slot = b.flat.narrow(0, p.offset, p.tensor.numel()).view(p.tensor.sizes());
+  if (p.ready) {
+    // A second gradient for the same parameter in one pass (the engine
+    // normally sums them first): it joins its bucket unless that is gone.
+    LOOM_CHECK(!b.work, "DistributedDataParallel: parameter '", p.name,
+               "' got a second gradient after its bucket was reduced in this backward pass");
+    slot.add_(grad);
+    return grad;
+  }
+  // What .grad will hold once autograd accumulates this gradient: the sum
+  // under no_sync passes is reduced too.
+  slot.copy_(grad);
+  if (p.tensor.grad().defined()) slot.add_(p.tensor.grad());
+  p.ready = true;
+  --b.pending;
+  launch_ready();
+  return grad;
+}
+
+void GradientReducer::launch_ready() {
+  // In bucket order, the same on every rank whatever order the gradients
+  // came in: ranks must issue their all-reduces alike (a different order
+  // is a desynchronised group).
+  while (next_bucket_ < buckets_.size() && buckets_[next_bucket_].pending == 0) {
+    Bucket& b = buckets_[next_bucket_++];
+    b.work = group_->all_reduce(b.flat, distributed::ReduceOp::Avg, /*async_op=*/true);
+  }
+}
+
+void GradientReducer::finalize() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  struct ResetOnExit {
+    GradientReducer* r;
+    ~ResetOnExit() { r->reset_pass(); }
+  } reset{this};
+  autograd::NoGradGuard no_grad;
+  // Buckets not started hold parameters that got no gradient this pass.
+  std::string missing;
+  for (const Param& p : params_)
+    if (!p.ready) missing += (missing.empty() ? "" : ", ") + p.name;
+  if (!missing.empty() && !options_.find_unused_parameters())
+    throw Error(ErrorKind::InvalidArgument,
+                "DistributedDataParallel: parameters got no gradient in this backward pass: " + missing +
+                    "; pass find_unused_parameters(true) if the model does not use every parameter in every step");
+  for (Bucket& b : buckets_) {
+    if (b.pending == 0) continue;
+    for (size_t m : b.members) {
+      Param& p = params_[m];
+      if (p.ready) continue;
+      Tensor slot = b.flat.narrow(0, p.offset, p.tensor.numel());
+      if (p.tensor.grad().defined())
+        slot.copy_(p.tensor.grad().reshape({-1}));
+      else
+        slot.zero_();
+      p.ready = true;
+    }
+    b.pending = 0;
+  }
+  launch_ready();
+  for (Bucket& b : buckets_) {
+    b.work->wait();
+    for (size_t m : b.members) {
+      Param& p = params_[m];
+      Tensor avg = b.flat.narrow(0, p.offset, p.tensor.numel()).view(p.tensor.sizes());
+      Tensor& g = p.tensor.mutable_grad();
+      if (g.defined())
+        g.copy_(avg);
+      else
+        g = avg.clone();
+    }
+  }
+}
+
+}  // namespace loom::nn::parallel
