@@ -114,6 +114,7 @@ bench: deps deps-bench
 	PYTHONPATH=$(BUILD)/python /usr/bin/python3 bench/jit_bench.py
 	PYTHONPATH=$(BUILD)/python /usr/bin/python3 bench/jit_fusion_bench.py
 	PYTHONPATH=$(BUILD)/python /usr/bin/python3 bench/jit_models.py
+	PYTHONPATH=$(BUILD)/python /usr/bin/python3 bench/ddp_step.py
 
 # Whole models (bench/models/: GPT, ResNet-18, the digits MLP) under loom and
 # PyTorch side by side: first loss, training step, inference, peak memory, at

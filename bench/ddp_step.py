@@ -9,7 +9,8 @@ not only latency is measured) these setups, side by side: loom and PyTorch
 in one process training on the per-rank batch (a plain module); loom and
 PyTorch in two processes on 127.0.0.1, each rank on its own per-rank batch,
 the module wrapped in DistributedDataParallel over gloo (25 MiB buckets, the
-first closing at 1 MiB, the defaults of both); and two single loom processes
+default of both; PyTorch also closes its first bucket at 1 MiB, loom does
+not); and two single loom processes
 training at once without communication, which shows what sharing the
 machine's two cores costs by itself. A step is zero_grad(set_to_none),
 forward, cross-entropy, backward (with DDP: the gradient all-reduce) and an

@@ -114,6 +114,15 @@ PluginWork::~PluginWork() {
   p.work_release(handle_);
 }
 
+void Communicator::abort() {
+  std::call_once(aborted_, [this] {
+    aborted_flag_ = true;
+    if (!plugin_.comm_abort) return;
+    if (LoomError* e = plugin_.comm_abort(comm_))
+      if (e->destroy) e->destroy(e);  // the collective's own error is what the caller sees
+  });
+}
+
 void PluginWork::wait() {
   std::lock_guard<std::mutex> lock(mutex_);
   if (!waited_) {
@@ -123,7 +132,13 @@ void PluginWork::wait() {
       error_ = std::string(e->message ? e->message : "(no message)");
       error_code_ = e->code;
       if (e->destroy) e->destroy(e);
-      if (diagnose_) error_ += diagnose_();
+      // The flight recorder asks the other ranks about this collective; after
+      // an earlier failure aborted the group there is nothing new to learn.
+      if (comm_->aborted())
+        error_ += " (the group was aborted after an earlier collective failed; make a new one)";
+      else if (diagnose_)
+        error_ += diagnose_();
+      comm_->abort();
     } else if (finish_) {
       finish_();
     }

@@ -8,6 +8,7 @@
 #include <loom/distributed/store.h>
 #include <loom/error.h>
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -36,6 +37,12 @@ class Communicator {
   Communicator& operator=(const Communicator&) = delete;
 
   const LoomCommPluginInfo& plugin() const { return plugin_; }
+  // After a collective failed (a lost peer, a timeout) the communicator is
+  // broken: every pending and later collective must fail promptly rather
+  // than wait for its own timeout (the plugin's comm_abort; once; nothing
+  // when the plugin has none). Thread-safe.
+  void abort();
+  bool aborted() const { return aborted_flag_.load(); }
   LoomComm* handle() const { return comm_; }
   const std::shared_ptr<Store>& store() const { return store_; }
   std::chrono::milliseconds timeout() const { return timeout_; }
@@ -46,6 +53,8 @@ class Communicator {
   LoomCommStore bridge_{};
   LoomComm* comm_ = nullptr;
   std::chrono::milliseconds timeout_;
+  std::once_flag aborted_;
+  std::atomic<bool> aborted_flag_{false};
 };
 
 // A started collective: waits through the plugin, then runs `finish` (copy

@@ -5,7 +5,6 @@
 #include <loom/nn/parallel/distributed.h>
 #include <loom/ops.h>
 
-#include <algorithm>
 
 namespace loom::nn::parallel {
 
@@ -16,7 +15,8 @@ struct GradientReducer::Param {
   size_t bucket = 0;
   int64_t offset = 0;  // elements into the bucket's flat tensor
   int64_t hook = -1;
-  bool ready = false;  // its gradient of this pass is in the bucket
+  bool ready = false;  // its slot in the bucket is filled for this pass
+  bool used = false;   // its gradient hook ran in this pass (used here)
 };
 
 // Parameters of one dtype and device whose gradients are reduced as one flat
@@ -57,11 +57,12 @@ GradientReducer::GradientReducer(std::vector<std::pair<std::string, Tensor>> par
 
   // Buckets from the last parameter back: gradients arrive about in
   // reverse order of registration, so the first bucket fills first. A
-  // bucket holds one dtype on one device (it is one tensor). The first is
-  // at most 1 MiB (PyTorch's first-bucket size), so communication starts
-  // early in backward.
-  const double cap_bytes = options.bucket_cap_mb() * 1024 * 1024;
-  const double first_cap = std::min(cap_bytes, 1024.0 * 1024.0);
+  // bucket holds one dtype on one device (it is one tensor). (PyTorch caps
+  // its first bucket at 1 MiB so communication starts early; measured on
+  // the 2-core machine it cost 2-3 ms a step on a 64-1024-1024-10 MLP, one
+  // all-reduce more with no core free to overlap it: every bucket gets the
+  // one cap here.)
+  const double cap = options.bucket_cap_mb() * 1024 * 1024;
   for (size_t k = params_.size(); k-- > 0;) {
     Param& p = params_[k];
     const double bytes = static_cast<double>(p.tensor.numel()) * static_cast<double>(p.tensor.element_size());
@@ -72,7 +73,6 @@ GradientReducer::GradientReducer(std::vector<std::pair<std::string, Tensor>> par
       double used = 0;
       for (size_t m : last.members)
         used += static_cast<double>(params_[m].tensor.numel()) * static_cast<double>(params_[m].tensor.element_size());
-      const double cap = buckets_.size() == 1 ? first_cap : cap_bytes;
       fresh = first.dtype() != p.tensor.dtype() || first.device() != p.tensor.device() || used + bytes > cap;
     }
     if (fresh) buckets_.emplace_back();
@@ -106,6 +106,12 @@ std::vector<std::vector<size_t>> GradientReducer::bucket_indices() const {
   return out;
 }
 
+std::vector<Tensor> GradientReducer::bucket_tensors() const {
+  std::vector<Tensor> out;
+  for (const Bucket& b : buckets_) out.push_back(b.flat);
+  return out;
+}
+
 void GradientReducer::before_forward() {
   if (!options_.broadcast_buffers() || !require_sync_ || !autograd::GradMode::is_enabled()) return;
   autograd::NoGradGuard no_grad;
@@ -113,7 +119,7 @@ void GradientReducer::before_forward() {
 }
 
 void GradientReducer::reset_pass() {
-  for (Param& p : params_) p.ready = false;
+  for (Param& p : params_) p.ready = p.used = false;
   for (Bucket& b : buckets_) {
     b.pending = b.members.size();
     b.work.reset();
@@ -133,7 +139,7 @@ Tensor GradientReducer::on_gradient(size_t index, const Tensor& grad) {
   Bucket& b = buckets_[p.bucket];
   autograd::NoGradGuard no_grad;
   Tensor slot = b.flat.narrow(0, p.offset, p.tensor.numel()).view(p.tensor.sizes());
-  if (p.ready) {
+  if (p.used) {
     // A second gradient for the same parameter in one pass (the engine
     // normally sums them first): it joins its bucket unless that is gone.
     LOOM_CHECK(!b.work, "DistributedDataParallel: parameter '", p.name,
@@ -141,11 +147,21 @@ Tensor GradientReducer::on_gradient(size_t index, const Tensor& grad) {
     slot.add_(grad);
     return grad;
   }
-  // What .grad will hold once autograd accumulates this gradient: the sum
-  // under no_sync passes is reduced too.
-  slot.copy_(grad);
-  if (p.tensor.grad().defined()) slot.add_(p.tensor.grad());
-  p.ready = true;
+  // The slot gets what .grad will hold once autograd accumulates this
+  // gradient: the sum under no_sync passes is reduced too.
+  Tensor& old = p.tensor.mutable_grad();
+  if (options_.gradient_as_bucket_view() && old.defined()) {
+    // .grad may be the slot itself (last pass's view): sum there, and leave
+    // .grad empty so autograd's accumulation after this hook does not add
+    // the gradient a second time; finalize makes .grad the slot again.
+    slot.copy_(old);
+    slot.add_(grad);
+    old = Tensor();
+  } else {
+    slot.copy_(grad);
+    if (old.defined()) slot.add_(old);
+  }
+  p.ready = p.used = true;
   --b.pending;
   launch_ready();
   return grad;
@@ -171,7 +187,7 @@ void GradientReducer::finalize() {
   // Buckets not started hold parameters that got no gradient this pass.
   std::string missing;
   for (const Param& p : params_)
-    if (!p.ready) missing += (missing.empty() ? "" : ", ") + p.name;
+    if (!p.used) missing += (missing.empty() ? "" : ", ") + p.name;
   if (!missing.empty() && !options_.find_unused_parameters())
     throw Error(ErrorKind::InvalidArgument,
                 "DistributedDataParallel: parameters got no gradient in this backward pass: " + missing +
@@ -181,9 +197,12 @@ void GradientReducer::finalize() {
     for (size_t m : b.members) {
       Param& p = params_[m];
       if (p.ready) continue;
-      Tensor slot = b.flat.narrow(0, p.offset, p.tensor.numel());
-      if (p.tensor.grad().defined())
-        slot.copy_(p.tensor.grad().reshape({-1}));
+      // Its slot takes part as its accumulated .grad, or zeros.
+      Tensor slot = b.flat.narrow(0, p.offset, p.tensor.numel()).view(p.tensor.sizes());
+      Tensor& g = p.tensor.mutable_grad();
+      if (g.defined() && g.data_ptr() == slot.data_ptr()) g = g.clone();  // a bucket view: keep its value apart
+      if (g.defined())
+        slot.copy_(g);
       else
         slot.zero_();
       p.ready = true;
@@ -191,17 +210,35 @@ void GradientReducer::finalize() {
     b.pending = 0;
   }
   launch_ready();
-  for (Bucket& b : buckets_) {
-    b.work->wait();
-    for (size_t m : b.members) {
-      Param& p = params_[m];
-      Tensor avg = b.flat.narrow(0, p.offset, p.tensor.numel()).view(p.tensor.sizes());
-      Tensor& g = p.tensor.mutable_grad();
-      if (g.defined())
-        g.copy_(avg);
-      else
-        g = avg.clone();
-    }
+  // Which parameters some rank used (PyTorch's used map): the others keep
+  // their .grad as it is (none stays none). One more collective, after the
+  // buckets on every rank.
+  Tensor used;
+  std::shared_ptr<distributed::Work> used_work;
+  if (options_.find_unused_parameters()) {
+    std::vector<int32_t> flags;
+    for (const Param& p : params_) flags.push_back(p.used ? 1 : 0);
+    used = loom::tensor(flags);
+    used_work = group_->all_reduce(used, distributed::ReduceOp::Max, /*async_op=*/true);
+  }
+  for (Bucket& b : buckets_) b.work->wait();
+  std::vector<int32_t> used_anywhere;
+  if (used_work) {
+    used_work->wait();
+    used_anywhere = used.to_vector<int32_t>();
+  }
+  for (size_t k = 0; k < params_.size(); ++k) {
+    if (!used_anywhere.empty() && !used_anywhere[k]) continue;
+    Param& p = params_[k];
+    const Bucket& b = buckets_[p.bucket];
+    Tensor avg = b.flat.narrow(0, p.offset, p.tensor.numel()).view(p.tensor.sizes());
+    Tensor& g = p.tensor.mutable_grad();
+    if (options_.gradient_as_bucket_view())
+      g = avg;  // the bucket's memory itself: no copy
+    else if (g.defined())
+      g.copy_(avg);
+    else
+      g = avg.clone();
   }
 }
 

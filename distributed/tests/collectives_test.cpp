@@ -101,6 +101,10 @@ TEST_CASE("a rank killed during an all_reduce makes the others fail, not hang", 
     CHECK(WIFEXITED(result[r].status));
     CHECK(WEXITSTATUS(result[r].status) == 1);
     CHECK(result[r].log.find("all_reduce") != std::string::npos);
+    // The lost peer is named: the flight recorder has nothing from it.
+    CHECK(result[r].log.find("rank 1 has no record for it") != std::string::npos);
+    // And the group is aborted: the next collective failed at once (status 1, not 4).
+    CHECK(result[r].log.find("was aborted") != std::string::npos);
   }
   CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60));
 }

@@ -32,7 +32,14 @@ TEST_CASE("DDP: gradient accumulation under no_sync matches one process", "[dist
   CHECK(succeeded(o));
 }
 
-TEST_CASE("DDP: unused parameters are named, or take part as zeros with find_unused_parameters",
+TEST_CASE("DDP: gradient_as_bucket_view makes .grad the bucket's memory, with the same parameters",
+          "[distributed][ddp]") {
+  const Outcome o = run_ddp("view", 2);
+  INFO(describe(o) << "\n" << o.log);
+  CHECK(succeeded(o));
+}
+
+TEST_CASE("DDP: unused parameters are named, or with find_unused_parameters keep no gradient unless a rank used them",
           "[distributed][ddp]") {
   const Outcome o = run_ddp("unused", 2);
   INFO(describe(o) << "\n" << o.log);

@@ -8,8 +8,11 @@
 //             rank 0's parameters exactly
 //   no_sync   the same with each rank's share in two halves, the first
 //             backward under no_sync (gradient accumulation)
-//   unused    a parameter no forward uses: backward fails naming it, and
-//             with find_unused_parameters it takes part as zeros
+//   view      sync and no_sync with gradient_as_bucket_view: .grad is the
+//             bucket's memory, the parameters the same
+//   unused    a parameter no forward uses: backward fails naming it; with
+//             find_unused_parameters its .grad stays undefined, and one only
+//             rank 0 uses gets the average (rank 0's gradient / world)
 #include <loom/distributed/distributed.h>
 #include <loom/error.h>
 #include <loom/loom.h>
@@ -43,7 +46,7 @@ nn::Sequential model(int rank) {
 double max_difference(const Tensor& a, const Tensor& b) { return (a - b).abs().max().item<double>(); }
 
 // Global batches of 32 rows; rank r of `world` takes rows [r * 32 / world, (r + 1) * 32 / world).
-void equivalence(bool accumulate) {
+void equivalence(bool accumulate, bool as_view) {
   const int rank = dist::get_rank(), world = dist::get_world_size();
   loom::manual_seed(1234);
   const Tensor X = loom::randn({20, 32, 8}), Y = loom::randn({20, 32, 4});
@@ -72,11 +75,13 @@ void equivalence(bool accumulate) {
 
   nn::Sequential net = model(rank);
   // Small buckets: several all-reduces per step, finishing out of order.
-  DistributedDataParallel ddp(net, DistributedDataParallelOptions().bucket_cap_mb(0.0005));
+  DistributedDataParallel ddp(
+      net, DistributedDataParallelOptions().bucket_cap_mb(0.0005).gradient_as_bucket_view(as_view));
   check(ddp.reducer().bucket_indices().size() > 1, "bucket_cap_mb 0.0005 makes several buckets");
   loom::optim::SGD opt(net->parameters(), loom::optim::SGDOptions(0.1));
   for (int64_t s = 0; s < 20; ++s) {
-    opt.zero_grad();
+    // .grad undefined, and (odd steps) zeroed in place — a bucket's view.
+    opt.zero_grad(/*set_to_none=*/s % 2 == 0);
     const Tensor x = X[s].narrow(0, rank * share, share), y = Y[s].narrow(0, rank * share, share);
     if (accumulate) {
       const int64_t half = share / 2;
@@ -88,6 +93,16 @@ void equivalence(bool accumulate) {
     } else {
       loss_fn(ddp(x), y).backward();
     }
+    if (as_view)
+      for (const Tensor& p : net->parameters()) {
+        bool in_a_bucket = false;
+        const char* g = static_cast<const char*>(p.grad().data_ptr());
+        for (const Tensor& flat : ddp.reducer().bucket_tensors()) {
+          const char* f = static_cast<const char*>(flat.data_ptr());
+          in_a_bucket = in_a_bucket || (g >= f && g < f + flat.numel() * flat.element_size());
+        }
+        check(in_a_bucket, "with gradient_as_bucket_view, .grad is a view of a bucket");
+      }
     opt.step();
   }
 
@@ -104,24 +119,26 @@ void equivalence(bool accumulate) {
   }
 }
 
-struct TwoLayers : nn::Module {
-  TwoLayers() {
+struct ThreeLayers : nn::Module {
+  ThreeLayers() {
     loom::manual_seed(3);
     used = register_module("used", nn::Linear(4, 2));
     unused = register_module("unused", nn::Linear(4, 2));
+    rank0 = register_module("rank0", nn::Linear(4, 2));
   }
-  Tensor forward(const Tensor& x) { return used(x); }
-  nn::Linear used{nullptr}, unused{nullptr};
+  Tensor forward(const Tensor& x, bool with_rank0) { return with_rank0 ? used(x) + rank0(x) : used(x); }
+  nn::Linear used{nullptr}, unused{nullptr}, rank0{nullptr};
 };
 
 void unused_parameters() {
+  const int rank = dist::get_rank(), world = dist::get_world_size();
   const Tensor x = loom::ones({3, 4});
   {
-    auto net = std::make_shared<TwoLayers>();
+    auto net = std::make_shared<ThreeLayers>();
     DistributedDataParallel ddp(net);
     std::string message;
     try {
-      ddp(x).sum().backward();
+      ddp(x, true).sum().backward();
     } catch (const loom::Error& e) {
       message = e.what();
     }
@@ -129,14 +146,15 @@ void unused_parameters() {
               message.find("find_unused_parameters") != std::string::npos,
           "backward names the parameters without a gradient, got: " + message);
   }
-  auto net = std::make_shared<TwoLayers>();
+  auto net = std::make_shared<ThreeLayers>();
   DistributedDataParallel ddp(net, DistributedDataParallelOptions().find_unused_parameters(true));
   for (int step = 0; step < 2; ++step) {  // the second pass starts clean after the first
-    ddp(x).sum().backward();
-    check(net->unused->weight.grad().defined() && net->unused->weight.grad().abs().sum().item<double>() == 0,
-          "an unused parameter's gradient is zeros");
+    ddp(x, rank == 0).sum().backward();
+    check(!net->unused->weight.grad().defined(), "a parameter no rank used keeps no gradient");
     check(max_difference(net->used->bias.grad(), loom::full({2}, 3.0 * (step + 1))) == 0,
           "the used parameters' gradients are averaged (and accumulate across backward passes)");
+    check(max_difference(net->rank0->bias.grad(), loom::full({2}, 3.0 * (step + 1) / world)) == 0,
+          "a parameter only rank 0 used gets rank 0's gradient averaged over the ranks");
   }
 }
 
@@ -144,7 +162,7 @@ void unused_parameters() {
 
 int main(int argc, char** argv) {
   if (argc != 2) {
-    std::fprintf(stderr, "usage: ddp_worker sync|no_sync|unused (under loom-run)\n");
+    std::fprintf(stderr, "usage: ddp_worker sync|no_sync|view|unused (under loom-run)\n");
     return 2;
   }
   const std::string scenario = argv[1];
@@ -152,9 +170,13 @@ int main(int argc, char** argv) {
   try {
     dist::init_process_group("gloo");
     if (scenario == "sync")
-      equivalence(false);
+      equivalence(false, false);
     else if (scenario == "no_sync")
-      equivalence(true);
+      equivalence(true, false);
+    else if (scenario == "view") {
+      equivalence(false, true);
+      equivalence(true, true);
+    }
     else if (scenario == "unused")
       unused_parameters();
     else

@@ -153,7 +153,7 @@ void bind_distributed(py::module_& m) {
   namespace parallel = loom::nn::parallel;
   py::class_<parallel::GradientReducer, std::shared_ptr<parallel::GradientReducer>>(m, "_GradientReducer")
       .def(py::init([](py::iterable named_parameters, py::iterable buffers, py::object group, double bucket_cap_mb,
-                       bool find_unused_parameters, bool broadcast_buffers) {
+                       bool find_unused_parameters, bool broadcast_buffers, bool gradient_as_bucket_view) {
              std::vector<std::pair<std::string, Tensor>> params;
              for (py::handle item : named_parameters) {
                auto pair = item.cast<py::tuple>();
@@ -162,21 +162,23 @@ void bind_distributed(py::module_& m) {
              parallel::DistributedDataParallelOptions options;
              options.bucket_cap_mb(bucket_cap_mb)
                  .find_unused_parameters(find_unused_parameters)
-                 .broadcast_buffers(broadcast_buffers);
+                 .broadcast_buffers(broadcast_buffers)
+                 .gradient_as_bucket_view(gradient_as_bucket_view);
              if (!group.is_none()) options.process_group(group.cast<std::shared_ptr<dist::ProcessGroup>>());
              std::vector<Tensor> bufs = tensor_list(buffers);
              py::gil_scoped_release nogil;  // broadcasts the parameters
              return std::make_shared<parallel::GradientReducer>(std::move(params), std::move(bufs), options);
            }),
            py::arg("named_parameters"), py::arg("buffers"), py::arg("process_group"), py::arg("bucket_cap_mb"),
-           py::arg("find_unused_parameters"), py::arg("broadcast_buffers"))
+           py::arg("find_unused_parameters"), py::arg("broadcast_buffers"), py::arg("gradient_as_bucket_view"))
       .def("before_forward", [](parallel::GradientReducer& r) {
         py::gil_scoped_release nogil;
         r.before_forward();
       })
       .def_property("require_sync", &parallel::GradientReducer::require_sync,
                     &parallel::GradientReducer::set_require_sync)
-      .def("bucket_indices", &parallel::GradientReducer::bucket_indices);
+      .def("bucket_indices", &parallel::GradientReducer::bucket_indices)
+      .def("bucket_tensors", &parallel::GradientReducer::bucket_tensors);
 }
 
 }  // namespace loom::python

@@ -36,10 +36,12 @@ class DistributedDataParallel(Module):
         self.broadcast_buffers = broadcast_buffers
         self.find_unused_parameters = find_unused_parameters
         self.bucket_cap_mb = bucket_cap_mb
+        self.gradient_as_bucket_view = gradient_as_bucket_view
         self._reducer = _C._GradientReducer(
             list(module.named_parameters()), list(module.buffers()),
             process_group=process_group, bucket_cap_mb=float(bucket_cap_mb),
-            find_unused_parameters=find_unused_parameters, broadcast_buffers=broadcast_buffers)
+            find_unused_parameters=find_unused_parameters, broadcast_buffers=broadcast_buffers,
+            gradient_as_bucket_view=gradient_as_bucket_view)
 
     def forward(self, *inputs, **kwargs):
         self._reducer.before_forward()  # broadcasts the buffers when due

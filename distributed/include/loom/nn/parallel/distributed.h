@@ -15,8 +15,8 @@
 // The constructor broadcasts the module's parameters and buffers from the
 // group's first rank. During backward each parameter's gradient is copied
 // into a bucket (parameters in reverse registration order — about the
-// order their gradients arrive — the first bucket 1 MiB, the others
-// bucket_cap_mb, 25 MiB by default) and buckets are all-reduced
+// order their gradients arrive — bucket_cap_mb each, 25 MiB by default)
+// and buckets are all-reduced
 // asynchronously, in order, as soon as all their gradients are in, so the
 // communication overlaps the rest of backward; before backward
 // returns (an autograd callback) every bucket is waited for and each .grad
@@ -45,11 +45,15 @@ struct DistributedDataParallelOptions {
   // gradients are in.
   LOOM_ARG(double, bucket_cap_mb) = 25.0;
   // Parameters that get no gradient in a backward pass take part as their
-  // .grad (zeros when they have none) instead of being an error.
+  // .grad (zeros when they have none) instead of being an error; one no
+  // rank used keeps its .grad as it was (none stays none), as PyTorch's.
   LOOM_ARG(bool, find_unused_parameters) = false;
   // Broadcast the buffers (batch norm's running statistics) from the first
   // rank before each forward that will be reduced.
   LOOM_ARG(bool, broadcast_buffers) = true;
+  // After each synchronised backward, .grad is a view of its bucket (no
+  // copy out of the bucket, no gradient memory of its own), as PyTorch's.
+  LOOM_ARG(bool, gradient_as_bucket_view) = false;
 };
 
 // The part of DistributedDataParallel that does not depend on the module's
@@ -75,6 +79,8 @@ class GradientReducer {
   // Parameter indices (into the parameters that require grad, in
   // registration order) of each bucket, in the order buckets are reduced.
   std::vector<std::vector<size_t>> bucket_indices() const;
+  // Each bucket's flat tensor (what gradient_as_bucket_view's .grad views).
+  std::vector<Tensor> bucket_tensors() const;
   distributed::ProcessGroup& group() const { return *group_; }
 
  private:
