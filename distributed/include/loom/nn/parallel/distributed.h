@@ -30,6 +30,7 @@
 #include <loom/options.h>
 #include <loom/tensor.h>
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -98,7 +99,8 @@ class GradientReducer {
   std::vector<Param> params_;
   std::vector<Bucket> buckets_;
   std::vector<Tensor> buffers_;
-  bool require_sync_ = true;
+  // Read by gradient hooks, which may run on the engine's device threads.
+  std::atomic<bool> require_sync_{true};
   // Hooks may run on the engine's device threads.
   std::mutex mutex_;
   bool callback_queued_ = false;
