@@ -201,9 +201,15 @@ def addcdiv_(self, tensor1, tensor2, *, value=1):
     return self.add_(tensor1 / tensor2, alpha=value)
 
 
+def zero_(self):
+    """Fills self with zeros, in place (C++ Tensor::zero_, fill_ with 0)."""
+    return self.fill_(0)
+
+
 for _name, _fn in (("__format__", __format__), ("type", tensor_type), ("new_zeros", new_zeros), ("new_ones", new_ones),
                    ("new_empty", new_empty), ("new_full", new_full), ("new_tensor", new_tensor),
-                   ("addcmul", addcmul), ("addcmul_", addcmul_), ("addcdiv", addcdiv), ("addcdiv_", addcdiv_)):
+                   ("addcmul", addcmul), ("addcmul_", addcmul_), ("addcdiv", addcdiv), ("addcdiv_", addcdiv_),
+                   ("zero_", zero_)):
     setattr(Tensor, _name, _fn)
 
 

@@ -86,3 +86,12 @@ def test_direct_catalog_calls_apply_string_defaults_and_dropout_modes():
     assert loom.dropout(x, 0.5, False).tolist() == [1.0] * 4
     assert loom.dropout(x, 1.0, True).tolist() == [0.0] * 4
     assert loom.gelu(loom.zeros(2)).tolist() == [0.0, 0.0]  # approximate='none' by default
+
+
+def test_zero_fills_in_place_views_included():
+    t = loom.arange(6, dtype=loom.float32).reshape(2, 3)
+    view = t[1]
+    assert view.zero_() is view
+    assert t.tolist() == [[0.0, 1.0, 2.0], [0.0, 0.0, 0.0]]
+    g = loom.ones(2, 2, dtype=loom.int64).zero_()
+    assert g.dtype == loom.int64 and g.tolist() == [[0, 0], [0, 0]]
