@@ -46,11 +46,12 @@ GradientReducer::GradientReducer(std::vector<std::pair<std::string, Tensor>> par
     : options_(options), group_(&group_of(options)), buffers_(std::move(buffers)) {
   LOOM_CHECK(options.bucket_cap_mb() > 0, "DistributedDataParallel: bucket_cap_mb must be positive, got ",
              options.bucket_cap_mb());
-  const int src = 0;  // the group's first rank, as PyTorch's
   {
     autograd::NoGradGuard no_grad;
-    for (auto& [name, p] : parameters) group_->broadcast(p, src, /*async_op=*/false);
-    for (Tensor& b : buffers_) group_->broadcast(b, src, /*async_op=*/false);
+    std::vector<Tensor> params;
+    for (auto& [name, p] : parameters) params.push_back(p);
+    broadcast_coalesced(params);
+    broadcast_coalesced(buffers_);
   }
   for (auto& [name, p] : parameters)
     if (p.requires_grad()) params_.push_back(Param{name, p});
@@ -106,6 +107,37 @@ std::vector<std::vector<size_t>> GradientReducer::bucket_indices() const {
   return out;
 }
 
+void GradientReducer::broadcast_coalesced(std::vector<Tensor>& tensors) {
+  // One broadcast per dtype and device rather than one per tensor: a
+  // ResNet's batch norms hold three buffers each, broadcast before every
+  // forward, and each collective costs a round trip. From the group's first
+  // rank, as PyTorch's.
+  std::vector<bool> done(tensors.size(), false);
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    if (done[i]) continue;
+    std::vector<size_t> same;
+    for (size_t j = i; j < tensors.size(); ++j)
+      if (!done[j] && tensors[j].dtype() == tensors[i].dtype() && tensors[j].device() == tensors[i].device()) {
+        same.push_back(j);
+        done[j] = true;
+      }
+    if (same.size() == 1) {
+      group_->broadcast(tensors[i], 0, /*async_op=*/false);
+      continue;
+    }
+    std::vector<Tensor> flat;
+    for (size_t j : same) flat.push_back(tensors[j].reshape({-1}));
+    Tensor all = cat(flat, 0);
+    group_->broadcast(all, 0, /*async_op=*/false);
+    int64_t offset = 0;
+    for (size_t j : same) {
+      const int64_t n = tensors[j].numel();
+      tensors[j].copy_(all.narrow(0, offset, n).view(tensors[j].sizes()));
+      offset += n;
+    }
+  }
+}
+
 std::vector<Tensor> GradientReducer::bucket_tensors() const {
   std::vector<Tensor> out;
   for (const Bucket& b : buckets_) out.push_back(b.flat);
@@ -115,7 +147,7 @@ std::vector<Tensor> GradientReducer::bucket_tensors() const {
 void GradientReducer::before_forward() {
   if (!options_.broadcast_buffers() || !require_sync_ || !autograd::GradMode::is_enabled()) return;
   autograd::NoGradGuard no_grad;
-  for (Tensor& b : buffers_) group_->broadcast(b, 0, /*async_op=*/false);
+  broadcast_coalesced(buffers_);
 }
 
 void GradientReducer::reset_pass() {

@@ -91,6 +91,9 @@ class GradientReducer {
   // Starts the all-reduce of every complete bucket from next_bucket_ on,
   // stopping at the first incomplete one.
   void launch_ready();
+  // Broadcasts `tensors` from the group's first rank, one collective per
+  // dtype and device.
+  void broadcast_coalesced(std::vector<Tensor>& tensors);
   void finalize();
   void reset_pass();
 
