@@ -5,6 +5,7 @@
 
 #include <loom/op_registry.h>
 #include <loom/opinfo.h>
+#include <loom/plugin/fnv1a.hpp>
 
 #include <algorithm>
 
@@ -70,10 +71,7 @@ const char* to_string(Variant v) {
 }
 
 uint64_t case_seed(const std::string& op, DType dtype) {
-  uint64_t h = 1469598103934665603ull;
-  const std::string key = op + "/" + std::string(name(dtype));
-  for (unsigned char c : key) h = (h ^ c) * 1099511628211ull;
-  return h;
+  return loom::plugin::fnv1a(op + "/" + std::string(name(dtype)));
 }
 
 std::string case_id(const std::string& op, const std::string& label, DType dtype, Variant v) {

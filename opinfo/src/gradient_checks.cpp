@@ -2,6 +2,7 @@
 // made from samples marked `gradcheck`, and the input helpers (see
 // loom/opinfo.h).
 #include <loom/opinfo.h>
+#include <loom/plugin/fnv1a.hpp>
 
 #include <stdexcept>
 
@@ -19,11 +20,7 @@ std::map<std::string, std::string>& registered_at() {
 
 // A seed of its own for each op (FNV-1a of the name), so the samples'
 // inputs differ between ops but not between runs.
-uint64_t seed_of(const std::string& op) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : op) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
+uint64_t seed_of(const std::string& op) { return loom::plugin::fnv1a(op); }
 
 // What arg() and constant() draw from: reseeded from the op's name before
 // its cases are made, so a case's inputs do not depend on what ran before

@@ -5,6 +5,7 @@
 #include <loom/op_call.h>
 #include <loom/op_registry.h>
 #include <loom/ops.h>
+#include <loom/plugin/fnv1a.hpp>
 
 #include <cstring>
 
@@ -23,11 +24,8 @@ namespace {
 
 // FNV-1a over the instructions and their values (not the text).
 struct Hasher {
-  uint64_t h = 1469598103934665603ull;
-  void bytes(const void* p, size_t n) {
-    const auto* b = static_cast<const unsigned char*>(p);
-    for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
-  }
+  uint64_t h = plugin::kFnv1aBasis;
+  void bytes(const void* p, size_t n) { h = plugin::fnv1a(std::string_view(static_cast<const char*>(p), n), h); }
   template <class T>
   void pod(const T& v) {
     bytes(&v, sizeof v);
