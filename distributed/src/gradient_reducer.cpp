@@ -23,6 +23,8 @@ struct GradientReducer::Param {
 // tensor: allocated once, refilled each synchronised backward pass.
 struct GradientReducer::Bucket {
   std::vector<size_t> members;  // indices into params_
+  double bytes = 0;              // of its members' gradients
+  int64_t numel = 0;             // elements, likewise
   Tensor flat;
   size_t pending = 0;  // members whose gradient has not arrived this pass
   // Declared after `flat`: destroyed first, and a Work's destructor waits
@@ -71,23 +73,19 @@ GradientReducer::GradientReducer(std::vector<std::pair<std::string, Tensor>> par
     if (!fresh) {
       const Bucket& last = buckets_.back();
       const Tensor& first = params_[last.members.front()].tensor;
-      double used = 0;
-      for (size_t m : last.members)
-        used += static_cast<double>(params_[m].tensor.numel()) * static_cast<double>(params_[m].tensor.element_size());
-      fresh = first.dtype() != p.tensor.dtype() || first.device() != p.tensor.device() || used + bytes > cap;
+      fresh = first.dtype() != p.tensor.dtype() || first.device() != p.tensor.device() || last.bytes + bytes > cap;
     }
     if (fresh) buckets_.emplace_back();
     Bucket& b = buckets_.back();
     p.bucket = buckets_.size() - 1;
-    p.offset = 0;
-    for (size_t m : b.members) p.offset += params_[m].tensor.numel();
+    p.offset = b.numel;
     b.members.push_back(k);
+    b.bytes += bytes;
+    b.numel += p.tensor.numel();
   }
   for (Bucket& b : buckets_) {
     const Tensor& first = params_[b.members.front()].tensor;
-    int64_t n = 0;
-    for (size_t m : b.members) n += params_[m].tensor.numel();
-    b.flat = zeros({n}, TensorOptions(first.dtype()).device(first.device()));
+    b.flat = zeros({b.numel}, TensorOptions(first.dtype()).device(first.device()));
   }
   reset_pass();
   for (size_t k = 0; k < params_.size(); ++k)
