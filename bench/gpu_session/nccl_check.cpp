@@ -14,15 +14,15 @@
 // The collectives: every op x every dtype the plugin takes, against a
 // reference computed on the CPU; int16 refused by name; a collective on a
 // non-default stream; async works; a barrier; send/recv around a ring.
+#include "free_port.h"    // distributed/tests
+#include "rank_checks.h"  // distributed/tests: check, values, same
+
 #include <loom/distributed/distributed.h>
 #include <loom/error.h>
 #include <loom/loom.h>
 #include <loom/stream.h>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <spawn.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -43,32 +43,7 @@ extern char** environ;
 
 namespace {
 
-int failures = 0;
-
-void check(bool ok, const std::string& what) {
-  if (ok) return;
-  ++failures;
-  std::fprintf(stderr, "rank %d: FAILED: %s\n", dist::is_initialized() ? dist::get_rank() : -1, what.c_str());
-}
-
-// Rank r's values: small integers, exact in every dtype through sums and
-// products over a few ranks (collectives_worker.cpp's).
-Tensor values(int r, int64_t n, DType dt) {
-  std::vector<double> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = static_cast<double>((r + 1) * (i % 3 + 1) % 5);
-  if (dt == DType::Bool)
-    for (auto& x : v) x = x > 2 ? 1 : 0;
-  return loom::tensor(v).reshape({n}).to(dt);
-}
-
-bool same(const Tensor& gpu, const Tensor& cpu) {
-  const Tensor a = gpu.cpu();
-  return a.sizes() == cpu.sizes() && a.dtype() == cpu.dtype() &&
-         a.to(DType::Float64).contiguous().to_vector<double>() ==
-             cpu.to(DType::Float64).contiguous().to_vector<double>();
-}
-
-std::string label(const char* op, DType dt) { return std::string(op) + " " + std::string(loom::name(dt)); }
+using namespace loom_dist_test;
 
 void collectives(loom::Device dev) {
   const int me = dist::get_rank(), world = dist::get_world_size();
@@ -218,22 +193,10 @@ int die_rank(int rank, int world, const std::string& port, int timeout_ms) {
   }
 }
 
-std::string free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return std::to_string(ntohs(a.sin_port));
-}
-
 // `die`: starts the ranks as fresh processes (this one never touches CUDA,
 // which does not survive a fork) and waits for them with a deadline.
 int die(int world, int timeout_ms) {
-  const std::string port = free_port(), self = std::filesystem::read_symlink("/proc/self/exe").string();
+  const std::string port = std::to_string(free_loopback_port()), self = std::filesystem::read_symlink("/proc/self/exe").string();
   std::vector<pid_t> pids;
   for (int r = 0; r < world; ++r) {
     std::vector<std::string> args = {

@@ -10,6 +10,8 @@
 //                caller reads the error from stderr)
 //   die_in_all_reduce  rank 1 SIGKILLs itself instead of joining the
 //                second all_reduce; the others must fail, not hang
+#include "rank_checks.h"
+
 #include <loom/distributed/distributed.h>
 #include <loom/error.h>
 #include <loom/loom.h>
@@ -28,30 +30,7 @@ using loom::Tensor;
 
 namespace {
 
-int failures = 0;
-
-void check(bool ok, const std::string& what) {
-  if (ok) return;
-  ++failures;
-  std::fprintf(stderr, "rank %d: FAILED: %s\n", dist::is_initialized() ? dist::get_rank() : -1, what.c_str());
-}
-
-// Rank r's values: small integers, exact in every dtype (float16 and
-// bfloat16 included) through sums and products over 4 ranks.
-Tensor values(int r, int64_t n, DType dt) {
-  std::vector<double> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = static_cast<double>((r + 1) * (i % 3 + 1) % 5);
-  if (dt == DType::Bool)
-    for (auto& x : v) x = x > 2 ? 1 : 0;
-  return loom::tensor(v).reshape({n}).to(dt);
-}
-
-bool same(const Tensor& a, const Tensor& b) {
-  if (a.sizes() != b.sizes() || a.dtype() != b.dtype()) return false;
-  return a.to(DType::Float64).contiguous().to_vector<double>() == b.to(DType::Float64).contiguous().to_vector<double>();
-}
-
-std::string label(const char* op, DType dt) { return std::string(op) + " " + std::string(loom::name(dt)); }
+using namespace loom_dist_test;
 
 void collectives(int world) {
   const int me = dist::get_rank();

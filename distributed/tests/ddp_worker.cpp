@@ -13,6 +13,8 @@
 //   unused    a parameter no forward uses: backward fails naming it; with
 //             find_unused_parameters its .grad stays undefined, and one only
 //             rank 0 uses gets the average (rank 0's gradient / world)
+#include "rank_checks.h"
+
 #include <loom/distributed/distributed.h>
 #include <loom/error.h>
 #include <loom/loom.h>
@@ -30,13 +32,8 @@ using loom::nn::parallel::DistributedDataParallelOptions;
 
 namespace {
 
-int failures = 0;
-
-void check(bool ok, const std::string& what) {
-  if (ok) return;
-  ++failures;
-  std::fprintf(stderr, "rank %d: FAILED: %s\n", dist::get_rank(), what.c_str());
-}
+using loom_dist_test::check;
+using loom_dist_test::failures;
 
 nn::Sequential model(int rank) {
   loom::manual_seed(static_cast<uint64_t>(rank) * 7 + 1);  // different on each rank: DDP must broadcast rank 0's

@@ -6,14 +6,13 @@
 // SIGKILL a moment later, and is reaped: no child outlives its test.
 #pragma once
 
+#include "free_port.h"
+
 #include <catch2/catch.hpp>
 
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -31,16 +30,9 @@ namespace loom_dist_test {
 
 // A port free on 127.0.0.1 a moment ago (bound to 0, read, closed).
 inline int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  REQUIRE(fd >= 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-  socklen_t len = sizeof a;
-  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0);
-  ::close(fd);
-  return ntohs(a.sin_port);
+  const int port = free_loopback_port();
+  REQUIRE(port > 0);
+  return port;
 }
 
 struct Command {
