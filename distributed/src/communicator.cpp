@@ -115,12 +115,9 @@ PluginWork::~PluginWork() {
 }
 
 void Communicator::abort() {
-  std::call_once(aborted_, [this] {
-    aborted_flag_ = true;
-    if (!plugin_.comm_abort) return;
-    if (LoomError* e = plugin_.comm_abort(comm_))
-      if (e->destroy) e->destroy(e);  // the collective's own error is what the caller sees
-  });
+  if (aborted_.exchange(true) || !plugin_.comm_abort) return;  // once
+  if (LoomError* e = plugin_.comm_abort(comm_))
+    if (e->destroy) e->destroy(e);  // the collective's own error is what the caller sees
 }
 
 void PluginWork::wait() {

@@ -42,7 +42,7 @@ class Communicator {
   // than wait for its own timeout (the plugin's comm_abort; once; nothing
   // when the plugin has none). Thread-safe.
   void abort();
-  bool aborted() const { return aborted_flag_.load(); }
+  bool aborted() const { return aborted_.load(); }
   LoomComm* handle() const { return comm_; }
   const std::shared_ptr<Store>& store() const { return store_; }
   std::chrono::milliseconds timeout() const { return timeout_; }
@@ -53,8 +53,7 @@ class Communicator {
   LoomCommStore bridge_{};
   LoomComm* comm_ = nullptr;
   std::chrono::milliseconds timeout_;
-  std::once_flag aborted_;
-  std::atomic<bool> aborted_flag_{false};
+  std::atomic<bool> aborted_{false};
 };
 
 // A started collective: waits through the plugin, then runs `finish` (copy

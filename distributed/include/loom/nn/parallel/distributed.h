@@ -82,7 +82,6 @@ class GradientReducer {
   std::vector<std::vector<size_t>> bucket_indices() const;
   // Each bucket's flat tensor (what gradient_as_bucket_view's .grad views).
   std::vector<Tensor> bucket_tensors() const;
-  distributed::ProcessGroup& group() const { return *group_; }
 
  private:
   struct Param;
