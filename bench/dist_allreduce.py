@@ -3,7 +3,14 @@ loom's gloo plugin against PyTorch 1.13's own gloo process group (Debian's
 python3-torch), same sizes, same world, one run, side by side.
 
     /usr/bin/python3 bench/dist_allreduce.py [--world 2] [--reps 50]
-        [--sizes 1024,1048576,67108864] [--build build]
+        [--sizes 1024,1048576,67108864] [--build build] [--pin]
+        [--loop-sched both]
+
+--pin runs rank r on core r (taskset), every thread of it: what a machine
+with one core per rank and nothing to spare looks like. --loop-sched both
+adds a loom column with gloo's TCP loop thread left under its default
+policy (LOOM_GLOO_LOOP_SCHED=other; plugins/gloo/loop_thread.hpp says why
+loom puts it under SCHED_BATCH).
 
 Latency is the median of --reps calls (each after a barrier); bus bandwidth
 is PyTorch's / NCCL-tests' definition for all_reduce: bytes * 2 (n - 1) / n
@@ -45,8 +52,11 @@ def torch_rank(rank, world, port, reps, sizes, out):
     dist.destroy_process_group()
 
 
-def run_world(cmd_for_rank, world):
-    procs = [subprocess.Popen(cmd_for_rank(r), stdout=subprocess.PIPE, text=True) for r in range(world)]
+def run_world(cmd_for_rank, world, pin=False, env=None):
+    def pinned(r, cmd):
+        return ["taskset", "-c", str(r % os.cpu_count())] + cmd if pin else cmd
+    procs = [subprocess.Popen(pinned(r, cmd_for_rank(r)), stdout=subprocess.PIPE, text=True, env=env)
+             for r in range(world)]
     outs = [p.communicate(timeout=1200)[0] for p in procs]
     for p in procs:
         if p.returncode != 0:
@@ -60,6 +70,9 @@ def main():
     p.add_argument("--reps", type=int, default=50)
     p.add_argument("--sizes", default="1024,1048576,67108864")
     p.add_argument("--build", default="build")
+    p.add_argument("--pin", action="store_true", help="run rank r on core r only (taskset)")
+    p.add_argument("--loop-sched", choices=["batch", "both"], default="batch",
+                   help="both: also time loom with gloo's loop thread under its default policy")
     p.add_argument("--torch-rank", nargs=3, type=int, help=argparse.SUPPRESS)
     a = p.parse_args()
     sizes = [int(s) for s in a.sizes.split(",")]
@@ -68,23 +81,31 @@ def main():
         torch_rank(rank, world, port, a.reps, sizes, sys.stdout)
         return
     exe = os.path.join(a.build, "bin", "dist_allreduce_rank")
-    env_note = f"{a.world} processes on 127.0.0.1, float32 sum, medians of {a.reps}"
-    port = free_port()
-    loom_t = run_world(lambda r: [exe, str(r), str(a.world), f"tcp://127.0.0.1:{port}", str(a.reps)]
-                       + [str(s) for s in sizes], a.world)
+    env_note = f"{a.world} processes on 127.0.0.1, float32 sum, medians of {a.reps}" + (", pinned" if a.pin else "")
+
+    def loom_world(loop_sched):
+        port = free_port()
+        env = dict(os.environ, LOOM_GLOO_LOOP_SCHED=loop_sched)
+        return run_world(lambda r: [exe, str(r), str(a.world), f"tcp://127.0.0.1:{port}", str(a.reps)]
+                         + [str(s) for s in sizes], a.world, a.pin, env)
+
+    loom_t = loom_world("batch")
+    loom_other_t = loom_world("other") if a.loop_sched == "both" else None
     port = free_port()
     torch_t = run_world(lambda r: [sys.executable, __file__, "--reps", str(a.reps), "--sizes", a.sizes,
-                                   "--torch-rank", str(r), str(a.world), str(port)], a.world)
+                                   "--torch-rank", str(r), str(a.world), str(port)], a.world, a.pin)
     import torch
     print(f"all_reduce over gloo: {env_note}; PyTorch {torch.__version__}")
-    print(f"{'size':>10}{'loom':>12}{'PyTorch':>12}{'loom GB/s':>11}{'torch GB/s':>11}{'loom/torch speed':>18}")
+    other_head = f"{'loom, default loop':>20}" if loom_other_t else ""
+    print(f"{'size':>10}{'loom':>12}{other_head}{'PyTorch':>12}{'loom GB/s':>11}{'torch GB/s':>11}"
+          f"{'loom/torch speed':>18}")
     factor = 2 * (a.world - 1) / a.world
     for s in sizes:
         lt, tt = loom_t[s], torch_t[s]
         label = f"{s // 1024} KiB" if s < 1 << 20 else f"{s // (1 << 20)} MiB"
-        print(f"{label:>10}{lt * 1e6:>10.1f}us{tt * 1e6:>10.1f}us{s * factor / lt / 1e9:>11.2f}"
+        other = f"{loom_other_t[s] * 1e6:>18.1f}us" if loom_other_t else ""
+        print(f"{label:>10}{lt * 1e6:>10.1f}us{other}{tt * 1e6:>10.1f}us{s * factor / lt / 1e9:>11.2f}"
               f"{s * factor / tt / 1e9:>11.2f}{tt / lt:>17.2f}x")
-
 
 if __name__ == "__main__":
     main()

@@ -10,16 +10,24 @@
 //                caller reads the error from stderr)
 //   die_in_all_reduce  rank 1 SIGKILLs itself instead of joining the
 //                second all_reduce; the others must fail, not hang
+//   loop_sched   prints how many of this process's threads run under
+//                SCHED_BATCH after init (gloo's TCP loop thread should:
+//                plugins/gloo/loop_thread.hpp), then all_reduces
 #include "rank_checks.h"
 
 #include <loom/distributed/distributed.h>
 #include <loom/error.h>
 #include <loom/loom.h>
 
+#include <sched.h>
+
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -206,6 +214,23 @@ void collectives(int world) {
   dist::barrier();
 }
 
+// The threads of this process whose scheduling policy (field 41 of
+// /proc/self/task/<tid>/stat, after the parenthesised name) is SCHED_BATCH.
+int threads_under_sched_batch() {
+  int count = 0;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream in(task.path() / "stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream fields(stat.substr(close + 2));  // field 3 (state) onwards
+    std::string field;
+    for (int f = 3; f <= 41 && fields >> field; ++f)
+      if (f == 41 && std::stoi(field) == SCHED_BATCH) ++count;
+  }
+  return count;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -261,6 +286,11 @@ int main(int argc, char** argv) {
       }
       std::fprintf(stderr, "rank %d: the all_reduce without rank 1 completed\n", o.rank);
       return 3;
+    } else if (scenario == "loop_sched") {
+      std::printf("threads under SCHED_BATCH: %d\n", threads_under_sched_batch());
+      Tensor t = loom::ones({1024});
+      dist::all_reduce(t);
+      check(same(t, loom::full({1024}, static_cast<double>(dist::get_world_size()))), "all_reduce after init");
     } else if (scenario == "desync") {
       // Rank 1 all_reduces one element more than the others: never paired,
       // every rank fails after the timeout naming the ranks and their ops.

@@ -1,6 +1,8 @@
 // Comm and Work (gloo_comm.hpp).
 #include "gloo_comm.hpp"
 
+#include "loop_thread.hpp"
+
 #include <loom/plugin.hpp>
 
 #include <gloo/rendezvous/context.h>
@@ -8,6 +10,8 @@
 #include <gloo/transport/tcp/device.h>
 
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 namespace loom::gloo_plugin {
@@ -92,6 +96,15 @@ Comm::Comm(const LoomCommConfig& config)
   } catch (const std::exception& e) {
     throw plugin::Failure(LOOM_STATUS_DEVICE_ERROR,
                           "gloo: cannot open a TCP device on " + attr.hostname + ": " + e.what());
+  }
+  // LOOM_GLOO_LOOP_SCHED=other keeps gloo's default (for measuring the
+  // difference: bench/dist_allreduce.py --loop-sched both).
+  const char* loop_sched = std::getenv("LOOM_GLOO_LOOP_SCHED");
+  if (!loop_sched || std::strcmp(loop_sched, "other") != 0) {
+    const std::string why = batch_schedule_loop_thread(*device);
+    if (!why.empty())
+      std::fprintf(stderr, "loom gloo: rank %d: could not put the TCP loop thread under SCHED_BATCH (%s); "
+                   "small collectives may stall for a scheduler time slice\n", rank_, why.c_str());
   }
   context_ = std::make_shared<gloo::rendezvous::Context>(rank_, size_);
   context_->setTimeout(std::chrono::milliseconds(timeout_ms_ > 0 ? timeout_ms_ : 1800000));
