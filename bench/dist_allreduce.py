@@ -4,13 +4,15 @@ python3-torch), same sizes, same world, one run, side by side.
 
     /usr/bin/python3 bench/dist_allreduce.py [--world 2] [--reps 50]
         [--sizes 1024,1048576,67108864] [--build build] [--pin]
-        [--loop-sched both]
+        [--variants]
 
---pin runs rank r on core r (taskset), every thread of it: what a machine
-with one core per rank and nothing to spare looks like. --loop-sched both
-adds a loom column with gloo's TCP loop thread left under its default
-policy (LOOM_GLOO_LOOP_SCHED=other; plugins/gloo/loop_thread.hpp says why
-loom puts it under SCHED_BATCH).
+Ranks on one machine, so loom's all_reduce runs through shared memory
+(plugins/gloo/shm_group.hpp); PyTorch's gloo group uses TCP on loopback.
+--variants adds loom over TCP (LOOM_GLOO_SHM=0: what ranks on several
+machines use) and loom over TCP with gloo's loop thread under its default
+scheduling policy (LOOM_GLOO_LOOP_SCHED=other; plugins/gloo/loop_thread.hpp
+says why loom changes it). --pin runs rank r on core r (taskset), every
+thread of it: a machine with one core per rank and nothing to spare.
 
 Latency is the median of --reps calls (each after a barrier); bus bandwidth
 is PyTorch's / NCCL-tests' definition for all_reduce: bytes * 2 (n - 1) / n
@@ -71,8 +73,8 @@ def main():
     p.add_argument("--sizes", default="1024,1048576,67108864")
     p.add_argument("--build", default="build")
     p.add_argument("--pin", action="store_true", help="run rank r on core r only (taskset)")
-    p.add_argument("--loop-sched", choices=["batch", "both"], default="batch",
-                   help="both: also time loom with gloo's loop thread under its default policy")
+    p.add_argument("--variants", action="store_true",
+                   help="also time loom over TCP, and over TCP with gloo's default loop-thread policy")
     p.add_argument("--torch-rank", nargs=3, type=int, help=argparse.SUPPRESS)
     a = p.parse_args()
     sizes = [int(s) for s in a.sizes.split(",")]
@@ -83,29 +85,32 @@ def main():
     exe = os.path.join(a.build, "bin", "dist_allreduce_rank")
     env_note = f"{a.world} processes on 127.0.0.1, float32 sum, medians of {a.reps}" + (", pinned" if a.pin else "")
 
-    def loom_world(loop_sched):
+    def loom_world(env_vars):
         port = free_port()
-        env = dict(os.environ, LOOM_GLOO_LOOP_SCHED=loop_sched)
         return run_world(lambda r: [exe, str(r), str(a.world), f"tcp://127.0.0.1:{port}", str(a.reps)]
-                         + [str(s) for s in sizes], a.world, a.pin, env)
+                         + [str(s) for s in sizes], a.world, a.pin, dict(os.environ, **env_vars))
 
-    loom_t = loom_world("batch")
-    loom_other_t = loom_world("other") if a.loop_sched == "both" else None
+    columns = [("loom", loom_world({}))]
+    if a.variants:
+        columns.append(("loom TCP", loom_world({"LOOM_GLOO_SHM": "0"})))
+        columns.append(("TCP, default loop", loom_world({"LOOM_GLOO_SHM": "0", "LOOM_GLOO_LOOP_SCHED": "other"})))
     port = free_port()
-    torch_t = run_world(lambda r: [sys.executable, __file__, "--reps", str(a.reps), "--sizes", a.sizes,
-                                   "--torch-rank", str(r), str(a.world), str(port)], a.world, a.pin)
+    columns.append(("PyTorch", run_world(lambda r: [sys.executable, __file__, "--reps", str(a.reps), "--sizes",
+                                                    a.sizes, "--torch-rank", str(r), str(a.world), str(port)],
+                                         a.world, a.pin)))
     import torch
     print(f"all_reduce over gloo: {env_note}; PyTorch {torch.__version__}")
-    other_head = f"{'loom, default loop':>20}" if loom_other_t else ""
-    print(f"{'size':>10}{'loom':>12}{other_head}{'PyTorch':>12}{'loom GB/s':>11}{'torch GB/s':>11}"
-          f"{'loom/torch speed':>18}")
+    torch_t = columns[-1][1]
     factor = 2 * (a.world - 1) / a.world
+    speeds = [name for name, _ in columns[:2] if name != "PyTorch"]
+    print(f"{'size':>10}" + "".join(f"{name:>19}" for name, _ in columns) + f"{'loom GB/s':>11}{'torch GB/s':>11}"
+          + "".join(f"{name + '/torch speed':>22}" for name in speeds))
     for s in sizes:
-        lt, tt = loom_t[s], torch_t[s]
         label = f"{s // 1024} KiB" if s < 1 << 20 else f"{s // (1 << 20)} MiB"
-        other = f"{loom_other_t[s] * 1e6:>18.1f}us" if loom_other_t else ""
-        print(f"{label:>10}{lt * 1e6:>10.1f}us{other}{tt * 1e6:>10.1f}us{s * factor / lt / 1e9:>11.2f}"
-              f"{s * factor / tt / 1e9:>11.2f}{tt / lt:>17.2f}x")
+        times = "".join(f"{t[s] * 1e6:>17.1f}us" for _, t in columns)
+        ratios = "".join(f"{torch_t[s] / t[s]:>21.2f}x" for name, t in columns[:2] if name != "PyTorch")
+        print(f"{label:>10}{times}{s * factor / columns[0][1][s] / 1e9:>11.2f}{s * factor / torch_t[s] / 1e9:>11.2f}"
+              f"{ratios}")
 
 if __name__ == "__main__":
     main()

@@ -43,26 +43,92 @@ TEST_CASE("every collective and dtype over gloo matches the local reference, wor
   }
 }
 
+// Runs the transport scenario on ranks 0 .. world-1 with `env` added.
+std::vector<Outcome> run_transport(int world, const std::vector<std::string>& env) {
+  const std::string init = "tcp://127.0.0.1:" + std::to_string(free_port());
+  std::vector<Command> commands;
+  for (int r = 0; r < world; ++r)
+    commands.push_back(
+        {{LOOM_DIST_WORKER, "transport", std::to_string(r), std::to_string(world), init, "30000"}, env});
+  return run_together(commands, std::chrono::seconds(120), std::string(LOOM_DIST_TEST_DIR) + "/transport");
+}
+
+bool says(const Outcome& o, const std::string& line) { return o.log.find(line + "\n") != std::string::npos; }
+
 TEST_CASE("gloo's TCP loop thread runs under SCHED_BATCH unless LOOM_GLOO_LOOP_SCHED=other",
           "[distributed][collectives]") {
   // Without it a rank whose loop thread shares a core with the collective's
   // thread stalls ~4 ms a call (plugins/gloo/loop_thread.hpp): the timing
   // is bench/dist_allreduce.py's; this checks the policy is in place.
   for (const std::string policy : {"", "other"}) {
-    const std::string init = "tcp://127.0.0.1:" + std::to_string(free_port());
-    std::vector<Command> commands;
-    for (int r : {0, 1})
-      commands.push_back({{LOOM_DIST_WORKER, "loop_sched", std::to_string(r), "2", init, "30000"},
-                          {"LOOM_GLOO_LOOP_SCHED=" + policy}});
-    const auto result = run_together(commands, std::chrono::seconds(60),
-                                     std::string(LOOM_DIST_TEST_DIR) + "/loop_sched");
-    for (const Outcome& r : result) {
+    for (const Outcome& r : run_transport(2, {"LOOM_GLOO_LOOP_SCHED=" + policy})) {
       INFO("LOOM_GLOO_LOOP_SCHED='" << policy << "':\n" << r.log);
       CHECK(succeeded(r));
       // One gloo device, one loop thread; nothing else of the process is moved.
-      CHECK(r.log.find(policy.empty() ? "threads under SCHED_BATCH: 1\n" : "threads under SCHED_BATCH: 0\n") !=
-            std::string::npos);
+      CHECK(says(r, policy.empty() ? "threads under SCHED_BATCH: 1" : "threads under SCHED_BATCH: 0"));
     }
+  }
+}
+
+TEST_CASE("ranks on one host share memory unless LOOM_GLOO_SHM=0; both ways give the same results",
+          "[distributed][collectives]") {
+  // Tensors of several shared-memory slots, world 2 and 3 (uneven shares).
+  for (int world : {2, 3}) {
+    for (const std::string shm : {"", "0"}) {
+      for (const Outcome& r : run_transport(world, {"LOOM_GLOO_SHM=" + shm})) {
+        INFO("world " << world << ", LOOM_GLOO_SHM='" << shm << "':\n" << r.log);
+        CHECK(succeeded(r));
+        CHECK(says(r, shm.empty() ? "shared-memory segments: 1" : "shared-memory segments: 0"));
+      }
+    }
+  }
+  // One rank switched off is every rank on TCP (they must agree).
+  const std::string init = "tcp://127.0.0.1:" + std::to_string(free_port());
+  std::vector<Command> commands;
+  for (int r = 0; r < 2; ++r)
+    commands.push_back({{LOOM_DIST_WORKER, "transport", std::to_string(r), "2", init, "30000"},
+                        {r == 1 ? "LOOM_GLOO_SHM=0" : "LOOM_GLOO_SHM="}});
+  for (const Outcome& r : run_together(commands, std::chrono::seconds(120),
+                                       std::string(LOOM_DIST_TEST_DIR) + "/transport_mixed")) {
+    INFO(r.log);
+    CHECK(succeeded(r));
+    CHECK(says(r, "shared-memory segments: 0"));
+  }
+}
+
+TEST_CASE("every collective and dtype over gloo's TCP path (LOOM_GLOO_SHM=0) matches the local reference",
+          "[distributed][collectives]") {
+  // The path of ranks on several hosts, here on loopback.
+  for (int world : {2, 3}) {
+    const std::string init = "tcp://127.0.0.1:" + std::to_string(free_port());
+    std::vector<Command> commands;
+    for (int r = 0; r < world; ++r)
+      commands.push_back({{LOOM_DIST_WORKER, "collectives", std::to_string(r), std::to_string(world), init, "30000"},
+                          {"LOOM_GLOO_SHM=0"}});
+    const auto result = run_together(commands, std::chrono::seconds(120),
+                                     std::string(LOOM_DIST_TEST_DIR) + "/collectives_tcp");
+    for (size_t r = 0; r < result.size(); ++r) {
+      INFO("world " << world << ", rank " << r << ":\n" << result[r].log);
+      CHECK(succeeded(result[r]));
+    }
+  }
+}
+
+TEST_CASE("a rank that does not join a collective makes the others fail after the timeout, naming it",
+          "[distributed][faults]") {
+  for (const std::string shm : {"", "0"}) {
+    const std::string init = "tcp://127.0.0.1:" + std::to_string(free_port());
+    std::vector<Command> commands;
+    for (int r = 0; r < 2; ++r)
+      commands.push_back({{LOOM_DIST_WORKER, "stall", std::to_string(r), "2", init, "1500"}, {"LOOM_GLOO_SHM=" + shm}});
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto result = run_together(commands, std::chrono::seconds(60), std::string(LOOM_DIST_TEST_DIR) + "/stall");
+    INFO("LOOM_GLOO_SHM='" << shm << "', rank 0:\n" << result[0].log);
+    CHECK(result[0].exited);
+    CHECK(WIFEXITED(result[0].status));
+    CHECK(WEXITSTATUS(result[0].status) == 1);  // an error, not "completed" (3), not a hang
+    CHECK(result[0].log.find("rank 1 has no record for it") != std::string::npos);
+    CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(30));
   }
 }
 

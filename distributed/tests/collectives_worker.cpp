@@ -10,9 +10,15 @@
 //                caller reads the error from stderr)
 //   die_in_all_reduce  rank 1 SIGKILLs itself instead of joining the
 //                second all_reduce; the others must fail, not hang
-//   loop_sched   prints how many of this process's threads run under
-//                SCHED_BATCH after init (gloo's TCP loop thread should:
-//                plugins/gloo/loop_thread.hpp), then all_reduces
+//   transport    prints how many of this process's threads run under
+//                SCHED_BATCH (gloo's TCP loop thread should:
+//                plugins/gloo/loop_thread.hpp) and how many same-host
+//                shared-memory segments it maps (plugins/gloo/
+//                shm_group.hpp), then checks an all_reduce, a reduce, a
+//                broadcast and a barrier on tensors larger than one
+//                shared-memory slot (several chunks, an uneven last one)
+//   stall        rank 1 sleeps through the timeout before its all_reduce:
+//                the others must fail naming it
 #include "rank_checks.h"
 
 #include <loom/distributed/distributed.h>
@@ -231,6 +237,36 @@ int threads_under_sched_batch() {
   return count;
 }
 
+// Mappings of gloo's same-host segments in /proc/self/maps (unlinked once
+// every rank opened them, so listed as deleted).
+int shared_memory_segments() {
+  std::ifstream maps("/proc/self/maps");
+  int count = 0;
+  for (std::string line; std::getline(maps, line);)
+    if (line.find("/dev/shm/loom-gloo-") != std::string::npos) ++count;
+  return count;
+}
+
+// all_reduce, reduce, broadcast and barrier of 5M + 3 float32 (20 MB: more
+// than one 4 MiB slot, the last chunk uneven) against local references.
+void large_collectives(int world) {
+  const int me = dist::get_rank();
+  const int64_t n = (int64_t{5} << 20) + 3;
+  auto rank_values = [n](int r) { return loom::arange(n, DType::Float32).remainder(7) + static_cast<double>(r); };
+  Tensor expected = rank_values(0);
+  for (int r = 1; r < world; ++r) expected = expected + rank_values(r);
+  Tensor t = rank_values(me);
+  dist::all_reduce(t);
+  check(same(t, expected), "all_reduce of 5M + 3 elements");
+  Tensor r = rank_values(me);
+  dist::reduce(r, 0);
+  if (me == 0) check(same(r, expected), "reduce of 5M + 3 elements to rank 0");
+  Tensor b = me == 1 ? rank_values(1) : loom::zeros({n});
+  dist::broadcast(b, 1);
+  check(same(b, rank_values(1)), "broadcast of 5M + 3 elements from rank 1");
+  dist::barrier();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -286,11 +322,16 @@ int main(int argc, char** argv) {
       }
       std::fprintf(stderr, "rank %d: the all_reduce without rank 1 completed\n", o.rank);
       return 3;
-    } else if (scenario == "loop_sched") {
+    } else if (scenario == "transport") {
       std::printf("threads under SCHED_BATCH: %d\n", threads_under_sched_batch());
+      std::printf("shared-memory segments: %d\n", shared_memory_segments());
+      large_collectives(dist::get_world_size());
+    } else if (scenario == "stall") {
       Tensor t = loom::ones({1024});
+      if (o.rank == 1) std::this_thread::sleep_for(o.timeout + std::chrono::seconds(2));
       dist::all_reduce(t);
-      check(same(t, loom::full({1024}, static_cast<double>(dist::get_world_size()))), "all_reduce after init");
+      std::fprintf(stderr, "rank %d: the all_reduce completed\n", o.rank);
+      return 3;
     } else if (scenario == "desync") {
       // Rank 1 all_reduces one element more than the others: never paired,
       // every rank fails after the timeout naming the ranks and their ops.

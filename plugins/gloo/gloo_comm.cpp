@@ -2,6 +2,7 @@
 #include "gloo_comm.hpp"
 
 #include "loop_thread.hpp"
+#include "shm_group.hpp"
 
 #include <loom/plugin.hpp>
 
@@ -106,18 +107,30 @@ Comm::Comm(const LoomCommConfig& config)
       std::fprintf(stderr, "loom gloo: rank %d: could not put the TCP loop thread under SCHED_BATCH (%s); "
                    "small collectives may stall for a scheduler time slice\n", rank_, why.c_str());
   }
+  const std::chrono::milliseconds timeout(timeout_ms_ > 0 ? timeout_ms_ : 1800000);
   context_ = std::make_shared<gloo::rendezvous::Context>(rank_, size_);
-  context_->setTimeout(std::chrono::milliseconds(timeout_ms_ > 0 ? timeout_ms_ : 1800000));
+  context_->setTimeout(timeout);
   HostStore store(*config.store, timeout_ms_);
-  try {
-    context_->connectFullMesh(store, device);
-  } catch (const plugin::Failure&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw plugin::Failure(LOOM_STATUS_DEVICE_ERROR, "gloo: rank " + std::to_string(rank_) + " of " +
-                                                        std::to_string(size_) +
-                                                        " could not connect to its peers: " + e.what());
-  }
+  // The store's own failures (plugin::Failure) name its address; gloo's
+  // say only what it was doing.
+  auto rendezvous = [&](const char* step, const std::function<void()>& run) {
+    try {
+      run();
+    } catch (const plugin::Failure&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw plugin::Failure(LOOM_STATUS_DEVICE_ERROR, "gloo: rank " + std::to_string(rank_) + " of " +
+                                                          std::to_string(size_) + " could not " + step + ": " +
+                                                          e.what());
+    }
+  };
+  rendezvous("connect to its peers", [&] { context_->connectFullMesh(store, device); });
+  std::string no_shm;
+  rendezvous("agree on same-host shared memory",
+             [&] { shm_ = ShmGroup::create(store, rank_, size_, timeout, &no_shm); });
+  if (!no_shm.empty())
+    std::fprintf(stderr, "loom gloo: rank %d: same-host shared memory unavailable (%s); collectives use TCP\n",
+                 rank_, no_shm.c_str());
   worker_ = std::thread([this] { worker_loop(); });
 }
 
@@ -142,6 +155,7 @@ void Comm::abort() {
     aborted_ = true;
     dropped.swap(queue_);
   }
+  if (shm_) shm_->abort();  // a shared-memory wait in progress fails within 10 ms
   for (Job& j : dropped) j.work->finish(LOOM_STATUS_DEVICE_ERROR, "gloo " + j.what + ": the communicator was aborted");
 }
 

@@ -22,6 +22,8 @@ class Context;
 
 namespace loom::gloo_plugin {
 
+class ShmGroup;
+
 // A started collective: done once the worker ran it; `error` non-empty when
 // it failed.
 class Work {
@@ -62,6 +64,9 @@ class Comm {
   void abort();
 
   const std::shared_ptr<gloo::rendezvous::Context>& context() const { return context_; }
+  // Same-host shared-memory collectives (shm_group.hpp), or nullptr: the
+  // ranks are on several hosts, or it is switched off or unavailable.
+  ShmGroup* shm() const { return shm_.get(); }
   int rank() const { return rank_; }
   int size() const { return size_; }
   int64_t timeout_ms() const { return timeout_ms_; }
@@ -74,6 +79,7 @@ class Comm {
   int rank_ = 0, size_ = 1;
   int64_t timeout_ms_ = 0;
   std::shared_ptr<gloo::rendezvous::Context> context_;
+  std::unique_ptr<ShmGroup> shm_;
   std::mutex mutex_;
   std::condition_variable cv_;
   struct Job {

@@ -2,9 +2,12 @@
 // over TCP with Facebook's gloo (Debian's libgloo-dev). Every LOOM_COMM_*
 // op and every loom dtype; reductions are loom's own ops
 // (reduce_functions.hpp). Each collective runs on its communicator's worker
-// thread (gloo_comm.hpp); the host waits on or polls the work.
+// thread (gloo_comm.hpp); the host waits on or polls the work. When every
+// rank is on this host, all_reduce, reduce_scatter, reduce, broadcast and
+// barrier go through shared memory instead (shm_group.hpp).
 #include "gloo_comm.hpp"
 #include "reduce_functions.hpp"
+#include "shm_group.hpp"
 
 #include <loom/comm_api.h>
 #include <loom/plugin.hpp>
@@ -132,6 +135,7 @@ void check_counts(const Call& c, const Comm& comm, const char* what) {
 void run(Comm& comm, const Call& c) {
   const auto& ctx = comm.context();
   const auto timeout = timeout_of(comm);
+  const auto deadline = ShmGroup::Clock::now() + timeout;
   // Equal on the ranks only when both the sequence number and the
   // signature are: desynchronised ranks never pair their messages.
   const uint32_t tag = static_cast<uint32_t>(c.sequence * 0x9E3779B1u) ^
@@ -151,7 +155,10 @@ void run(Comm& comm, const Call& c) {
       } else if (dst != c.in[0].data) {
         std::memcpy(dst, c.in[0].data, c.in[0].bytes());
       }
-      if (comm.size() > 1 && c.in[0].elements) {
+      if (comm.size() > 1 && c.in[0].elements && comm.shm()) {
+        comm.shm()->all_reduce(dst, c.in[0].elements, item, reduce_function(dtype, c.reduce_op), c.sequence,
+                               c.signature, deadline);
+      } else if (comm.size() > 1 && c.in[0].elements) {
         with_item_type(item, [&](auto tag_type) {
           using U = decltype(tag_type);
           gloo::AllreduceOptions opts(ctx);
@@ -171,7 +178,11 @@ void run(Comm& comm, const Call& c) {
       // gloo reduces in place into its output on every rank: a scratch
       // copy where this rank has no output (or must not be written).
       std::vector<char> scratch(c.in[0].data, c.in[0].data + c.in[0].bytes());
-      if (comm.size() > 1 && c.in[0].elements) {
+      if (comm.size() > 1 && c.in[0].elements && comm.shm()) {
+        // In shared memory every rank gets the reduction for the price of one.
+        comm.shm()->all_reduce(scratch.data(), c.in[0].elements, item, reduce_function(dtype, c.reduce_op),
+                               c.sequence, c.signature, deadline);
+      } else if (comm.size() > 1 && c.in[0].elements) {
         with_item_type(item, [&](auto tag_type) {
           using U = decltype(tag_type);
           gloo::ReduceOptions opts(ctx);
@@ -190,6 +201,8 @@ void run(Comm& comm, const Call& c) {
       if (c.out[0].data != c.in[0].data && comm.rank() == c.root)
         std::memcpy(c.out[0].data, c.in[0].data, c.in[0].bytes());
       if (comm.size() == 1 || !c.out[0].elements) return;
+      if (comm.shm()) return comm.shm()->broadcast(c.out[0].data, c.out[0].bytes(), c.root, c.sequence, c.signature,
+                                                   deadline);
       with_item_type(item, [&](auto tag_type) {
         using U = decltype(tag_type);
         gloo::BroadcastOptions opts(ctx);
@@ -280,6 +293,7 @@ void run(Comm& comm, const Call& c) {
     }
     case LOOM_COMM_BARRIER: {
       if (comm.size() == 1) return;
+      if (comm.shm()) return comm.shm()->barrier(c.sequence, c.signature, deadline);
       gloo::BarrierOptions opts(ctx);
       opts.setTag(tag);
       opts.setTimeout(timeout);
