@@ -27,6 +27,7 @@
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <utility>
 
 namespace loom::gloo_plugin {
 
@@ -173,15 +174,28 @@ std::unique_ptr<ShmGroup> ShmGroup::create(gloo::rendezvous::Store& store, int r
   const size_t bytes = header_bytes(size) + static_cast<size_t>(size + 1) * slot;
   std::string why;
   std::string name;
-  char* base = nullptr;
+  // Whatever happens below (a store timeout included), rank 0 unlinks the
+  // name on the way out and a rank that does not end up with a group
+  // unmaps: nothing outlives a failed rendezvous.
+  struct Segment {
+    char* base = nullptr;
+    size_t bytes = 0;
+    std::string unlink;
+    ~Segment() {
+      if (!unlink.empty()) ::shm_unlink(unlink.c_str());
+      if (base) ::munmap(base, bytes);
+    }
+  } segment;
+  segment.bytes = bytes;
   if (rank == 0) {
     name = segment_name();
-    base = map_segment(name, bytes, true, &why);
-    set_string(store, "loom_shm/name", base ? name : "!" + why);
+    segment.base = map_segment(name, bytes, true, &why);
+    if (segment.base) segment.unlink = name;
+    set_string(store, "loom_shm/name", segment.base ? name : "!" + why);
   } else {
     const std::string got = get_string(store, "loom_shm/name", timeout);
     if (!got.empty() && got[0] == '!') why = "rank 0: " + got.substr(1);
-    else base = map_segment(name = got, bytes, false, &why);
+    else segment.base = map_segment(name = got, bytes, false, &why);
   }
   // Everyone says whether it mapped the segment; once rank 0 has read every
   // answer nobody opens it by name again, so it unlinks it (the memory
@@ -192,12 +206,11 @@ std::unique_ptr<ShmGroup> ShmGroup::create(gloo::rendezvous::Store& store, int r
     const std::string theirs = get_string(store, "loom_shm/mapped/" + std::to_string(r), timeout);
     if (!theirs.empty() && failures.empty()) failures = "rank " + std::to_string(r) + ": " + theirs;
   }
-  if (rank == 0 && base) ::shm_unlink(name.c_str());
   if (!failures.empty()) {
-    if (base) ::munmap(base, bytes);
     *why_not = failures;
     return nullptr;
   }
+  char* base = std::exchange(segment.base, nullptr);  // the group's now
   return std::unique_ptr<ShmGroup>(new ShmGroup(rank, size, base, bytes, slot, std::move(pids)));
 }
 
