@@ -24,6 +24,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -36,6 +37,11 @@ struct ShmGroup::Control {
   std::atomic<uint64_t> sequence;             // of the collective it entered last
   std::atomic<uint64_t> signature;
 };
+
+// The segment's first bytes: whether some rank's collective failed.
+struct ShmGroup::Shared {
+  alignas(64) std::atomic<int32_t> failed;  // 1 + the first rank whose collective failed; 0 while none
+};
 static_assert(std::atomic<uint32_t>::is_always_lock_free && std::atomic<uint64_t>::is_always_lock_free,
               "the shared counters must be lock-free to work across processes");
 
@@ -43,11 +49,14 @@ namespace {
 
 constexpr size_t kPage = 4096;
 constexpr size_t kControlBytes = 128;  // two cache lines: no false sharing between ranks
+constexpr size_t kSharedBytes = 128;   // ShmGroup::Shared, then the Controls
 constexpr size_t kMaxSlotBytes = size_t{4} << 20;
 constexpr size_t kMinSlotBytes = size_t{256} << 10;
 constexpr size_t kSegmentBudget = size_t{32} << 20;  // /dev/shm is 64 MiB in a default container
 
-size_t header_bytes(int size) { return (static_cast<size_t>(size) * kControlBytes + kPage - 1) / kPage * kPage; }
+size_t header_bytes(int size) {
+  return (kSharedBytes + static_cast<size_t>(size) * kControlBytes + kPage - 1) / kPage * kPage;
+}
 
 // Slots shrink as the world grows, so the segment stays within the budget.
 size_t slot_bytes_for(int size) {
@@ -106,6 +115,19 @@ std::string segment_name() {
   return s.str();
 }
 
+// Names a rendezvous left behind when its rank 0 was killed between
+// creating the segment and unlinking it (each holds its reserved memory):
+// removed when their creator's process is gone.
+void remove_stale_segments() {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/dev/shm", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("loom-gloo-", 0) != 0) continue;
+    const int pid = std::atoi(name.c_str() + 10);
+    if (pid > 0 && !process_alive(pid)) ::shm_unlink(("/" + name).c_str());
+  }
+}
+
 std::string errno_text(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
 
 // Maps `bytes` of the named segment; creates it (exclusively, its memory
@@ -145,8 +167,12 @@ long futex(std::atomic<uint32_t>* word, int op, uint32_t value, const timespec* 
   return ::syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), op, value, timeout, nullptr, 0);
 }
 
-[[noreturn]] void fail(const std::string& message) {
-  throw plugin::Failure(LOOM_STATUS_DEVICE_ERROR, message + " (same-host shared memory)");
+void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
 }
 
 }  // namespace
@@ -188,6 +214,7 @@ std::unique_ptr<ShmGroup> ShmGroup::create(gloo::rendezvous::Store& store, int r
   } segment;
   segment.bytes = bytes;
   if (rank == 0) {
+    remove_stale_segments();
     name = segment_name();
     segment.base = map_segment(name, bytes, true, &why);
     if (segment.base) segment.unlink = name;
@@ -200,18 +227,20 @@ std::unique_ptr<ShmGroup> ShmGroup::create(gloo::rendezvous::Store& store, int r
   // Everyone says whether it mapped the segment; once rank 0 has read every
   // answer nobody opens it by name again, so it unlinks it (the memory
   // lives until the last process unmaps it, or exits).
-  set_string(store, "loom_shm/mapped/" + std::to_string(rank), why);
+  // ("+", or "-" and why: a store may refuse empty values.)
+  set_string(store, "loom_shm/mapped/" + std::to_string(rank), why.empty() ? "+" : "-" + why);
   std::string failures;
   for (int r = 0; r < size; ++r) {
     const std::string theirs = get_string(store, "loom_shm/mapped/" + std::to_string(r), timeout);
-    if (!theirs.empty() && failures.empty()) failures = "rank " + std::to_string(r) + ": " + theirs;
+    if (theirs != "+" && failures.empty()) failures = "rank " + std::to_string(r) + ": " + theirs.substr(1);
   }
   if (!failures.empty()) {
     *why_not = failures;
     return nullptr;
   }
-  char* base = std::exchange(segment.base, nullptr);  // the group's now
-  return std::unique_ptr<ShmGroup>(new ShmGroup(rank, size, base, bytes, slot, std::move(pids)));
+  std::unique_ptr<ShmGroup> group(new ShmGroup(rank, size, segment.base, bytes, slot, std::move(pids)));
+  segment.base = nullptr;  // the group's now
+  return group;
 }
 
 ShmGroup::ShmGroup(int rank, int size, char* base, size_t mapped, size_t slot_bytes, std::vector<int> pids)
@@ -219,8 +248,10 @@ ShmGroup::ShmGroup(int rank, int size, char* base, size_t mapped, size_t slot_by
 
 ShmGroup::~ShmGroup() { ::munmap(base_, mapped_); }
 
+ShmGroup::Shared& ShmGroup::shared() const { return *reinterpret_cast<Shared*>(base_); }
+
 ShmGroup::Control& ShmGroup::control(int r) const {
-  return *reinterpret_cast<Control*>(base_ + static_cast<size_t>(r) * kControlBytes);
+  return *reinterpret_cast<Control*>(base_ + kSharedBytes + static_cast<size_t>(r) * kControlBytes);
 }
 
 char* ShmGroup::slot(int r) const { return base_ + header_bytes(size_) + static_cast<size_t>(r) * slot_bytes_; }
@@ -238,10 +269,11 @@ void ShmGroup::arrive_and_wait(const char* op, Clock::time_point deadline) {
     // sleeping costs a wakeup of the same order.
     bool done = false;
     for (int spin = 0; spin < 64 && !(done = reached(word.load(std::memory_order_acquire))); ++spin)
-      __builtin_ia32_pause();
+      cpu_relax();
     while (!done) {
       const uint32_t seen = word.load(std::memory_order_acquire);
       if ((done = reached(seen))) break;
+      throw_if_failed(op);
       if (aborted_.load()) fail(std::string(op) + ": the communicator was aborted");
       const auto now = Clock::now();
       if (now >= deadline)
@@ -256,6 +288,30 @@ void ShmGroup::arrive_and_wait(const char* op, Clock::time_point deadline) {
              ") exited without joining it");
     }
   }
+}
+
+// A rank whose wait failed has left the barrier sequence the others
+// follow: its next collective would pair its barriers with the wrong ones
+// of theirs (and they would read its slot while it writes the next
+// input). So a failure ends the group for every rank: this rank's later
+// collectives refuse at once, and the others' fail at their next wait
+// (woken now) or collective.
+void ShmGroup::fail(const std::string& message) {
+  broken_ = true;
+  int32_t none = 0;
+  shared().failed.compare_exchange_strong(none, rank_ + 1);
+  for (int r = 0; r < size_; ++r) futex(&control(r).arrived, FUTEX_WAKE, INT32_MAX, nullptr);
+  throw plugin::Failure(LOOM_STATUS_DEVICE_ERROR, message + " (same-host shared memory)");
+}
+
+void ShmGroup::throw_if_failed(const char* op) {
+  const int32_t failed = shared().failed.load(std::memory_order_acquire);
+  if (!broken_ && failed == 0) return;
+  broken_ = true;
+  const std::string who = failed == 0 || failed == rank_ + 1 ? "this rank" : "rank " + std::to_string(failed - 1);
+  throw plugin::Failure(LOOM_STATUS_DEVICE_ERROR, std::string(op) + ": a collective of this group failed on " + who +
+                                                      " earlier, so the ranks are out of step; make a new group "
+                                                      "(same-host shared memory)");
 }
 
 void ShmGroup::enter(const char* op, uint64_t sequence, uint64_t signature, Clock::time_point deadline) {
@@ -281,6 +337,7 @@ void ShmGroup::publish(uint64_t sequence, uint64_t signature) {
 
 void ShmGroup::all_reduce(char* data, size_t count, size_t item, const ReduceFn& reduce, uint64_t sequence,
                           uint64_t signature, Clock::time_point deadline) {
+  throw_if_failed("all_reduce");
   publish(sequence, signature);
   const size_t per_chunk = slot_bytes_ / item;
   char* result = slot(size_);
@@ -309,6 +366,7 @@ void ShmGroup::all_reduce(char* data, size_t count, size_t item, const ReduceFn&
 
 void ShmGroup::broadcast(char* data, size_t bytes, int root, uint64_t sequence, uint64_t signature,
                          Clock::time_point deadline) {
+  throw_if_failed("broadcast");
   publish(sequence, signature);
   for (size_t first = 0; first < bytes; first += slot_bytes_) {
     const size_t n = std::min(slot_bytes_, bytes - first);
@@ -321,6 +379,7 @@ void ShmGroup::broadcast(char* data, size_t bytes, int root, uint64_t sequence, 
 }
 
 void ShmGroup::barrier(uint64_t sequence, uint64_t signature, Clock::time_point deadline) {
+  throw_if_failed("barrier");
   publish(sequence, signature);
   enter("barrier", sequence, signature, deadline);
   arrive_and_wait("barrier", deadline);  // every rank checked before anyone publishes again

@@ -18,7 +18,9 @@
 // timeout or when the communicator is aborted, and a peer whose process
 // has exited is named within ~10 ms. Ranks that issue different
 // collectives at one sequence number (op, dtype or sizes differ: the
-// host's signature) fail at once on every rank.
+// host's signature) fail at once on every rank. A failure ends the group
+// on every rank (the ranks are out of step after it): later collectives
+// fail at once, naming the rank that failed first.
 #pragma once
 
 #include "reduce_functions.hpp"
@@ -70,9 +72,15 @@ class ShmGroup {
 
  private:
   struct Control;
+  struct Shared;
   ShmGroup(int rank, int size, char* base, size_t mapped, size_t slot_bytes, std::vector<int> pids);
 
+  Shared& shared() const;
   Control& control(int r) const;
+  // Ends the group on every rank (see the .cpp) and throws `message`.
+  [[noreturn]] void fail(const std::string& message);
+  // Throws when a collective of the group failed earlier, on any rank.
+  void throw_if_failed(const char* op);
   char* slot(int r) const;  // r == size_: the result area
   // This rank's (sequence, signature), for enter() on the other ranks.
   void publish(uint64_t sequence, uint64_t signature);
@@ -85,6 +93,7 @@ class ShmGroup {
   const size_t mapped_, slot_bytes_;
   const std::vector<int> pids_;  // of each rank's process: who exited
   uint32_t generation_ = 0;      // barriers this rank has entered
+  bool broken_ = false;          // a collective failed here: the group is out of step
   std::atomic<bool> aborted_{false};
 };
 
