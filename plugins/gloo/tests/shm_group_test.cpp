@@ -43,16 +43,20 @@ int expect(bool ok, int rank, const std::string& what) {
 // Runs `world` processes, each making a group through a fresh FileStore
 // directory and running `body`; returns their exit statuses (-1: killed or
 // still running after 60 s).
-std::vector<int> run_ranks(int world, const RankBody& body, const std::vector<std::string>& env = {}) {
+// `setup` runs in each rank's process before it makes its group.
+std::vector<int> run_ranks(int world, const RankBody& body, const std::vector<std::string>& env = {},
+                           const std::function<void(int rank)>& setup = nullptr) {
   const auto dir = std::filesystem::temp_directory_path() / ("loom_shm_test_" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
+  std::filesystem::permissions(dir, std::filesystem::perms::all);  // for a rank run as another user
   std::vector<pid_t> pids;
   for (int r = 0; r < world; ++r) {
     const pid_t pid = ::fork();
     if (pid == 0) {
       if (static_cast<size_t>(r) < env.size() && !env[static_cast<size_t>(r)].empty())
         ::putenv(const_cast<char*>(env[static_cast<size_t>(r)].c_str()));
+      if (setup) setup(r);
       int code = 1;
       try {
         gloo::rendezvous::FileStore store(dir.string());
@@ -60,7 +64,7 @@ std::vector<int> run_ranks(int world, const RankBody& body, const std::vector<st
         auto group = ShmGroup::create(store, r, world, 10s, &why);
         if (!group) {
           std::fprintf(stderr, "rank %d: no group%s%s\n", r, why.empty() ? "" : ": ", why.c_str());
-          code = 77;  // "no group": the test decides whether that was expected
+          code = why.empty() ? 77 : 78;  // no group, by choice / for a reason: the test decides
         } else {
           code = body(*group, r);
         }
@@ -198,4 +202,17 @@ TEST_CASE("a segment name left by a killed rank 0 is removed by the next rendezv
   const bool still_there = std::filesystem::exists("/dev/shm" + stale);
   if (still_there) ::shm_unlink(stale.c_str());
   CHECK_FALSE(still_there);
+}
+
+TEST_CASE("a rank that cannot map the segment leaves every rank without a group, saying why", "[gloo][shm][faults]") {
+  // Rank 1 runs as another user: the segment (mode 0600, rank 0's) refuses
+  // it. The plugin then uses TCP on every rank and prints the reason.
+  if (::geteuid() != 0) {
+    WARN("skipped: running a rank as another user needs root");
+    return;
+  }
+  const auto codes = run_ranks(2, [](ShmGroup&, int) { return 0; }, {}, [](int rank) {
+    if (rank == 1 && ::setuid(65534) != 0) ::_exit(2);
+  });
+  CHECK(codes == std::vector<int>{78, 78});
 }
