@@ -102,13 +102,13 @@ def main():
     print(f"all_reduce over gloo: {env_note}; PyTorch {torch.__version__}")
     torch_t = columns[-1][1]
     factor = 2 * (a.world - 1) / a.world
-    speeds = [name for name, _ in columns[:2] if name != "PyTorch"]
+    compared = [c for c in columns[:2] if c[0] != "PyTorch"]  # loom, and loom TCP with --variants
     print(f"{'size':>10}" + "".join(f"{name:>19}" for name, _ in columns) + f"{'loom GB/s':>11}{'torch GB/s':>11}"
-          + "".join(f"{name + '/torch speed':>22}" for name in speeds))
+          + "".join(f"{name + '/torch speed':>22}" for name, _ in compared))
     for s in sizes:
         label = f"{s // 1024} KiB" if s < 1 << 20 else f"{s // (1 << 20)} MiB"
         times = "".join(f"{t[s] * 1e6:>17.1f}us" for _, t in columns)
-        ratios = "".join(f"{torch_t[s] / t[s]:>21.2f}x" for name, t in columns[:2] if name != "PyTorch")
+        ratios = "".join(f"{torch_t[s] / t[s]:>21.2f}x" for _, t in compared)
         print(f"{label:>10}{times}{s * factor / columns[0][1][s] / 1e9:>11.2f}{s * factor / torch_t[s] / 1e9:>11.2f}"
               f"{ratios}")
 

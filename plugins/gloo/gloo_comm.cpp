@@ -84,7 +84,10 @@ LoomError* Work::result() {
 }
 
 Comm::Comm(const LoomCommConfig& config)
-    : rank_(config.rank), size_(config.world_size), timeout_ms_(config.timeout_ms) {
+    : rank_(config.rank),
+      size_(config.world_size),
+      timeout_ms_(config.timeout_ms),
+      timeout_(timeout_ms_ > 0 ? timeout_ms_ : 1800000) {
   if (!config.store) throw plugin::Failure(LOOM_STATUS_INVALID_ARGUMENT, "gloo: comm_create without a store");
   if (size_ < 1 || rank_ < 0 || rank_ >= size_)
     throw plugin::Failure(LOOM_STATUS_INVALID_ARGUMENT, "gloo: rank " + std::to_string(rank_) +
@@ -99,7 +102,7 @@ Comm::Comm(const LoomCommConfig& config)
                           "gloo: cannot open a TCP device on " + attr.hostname + ": " + e.what());
   }
   // LOOM_GLOO_LOOP_SCHED=other keeps gloo's default (for measuring the
-  // difference: bench/dist_allreduce.py --loop-sched both).
+  // difference: bench/dist_allreduce.py --variants).
   const char* loop_sched = std::getenv("LOOM_GLOO_LOOP_SCHED");
   if (!loop_sched || std::strcmp(loop_sched, "other") != 0) {
     const std::string why = batch_schedule_loop_thread(*device);
@@ -107,9 +110,8 @@ Comm::Comm(const LoomCommConfig& config)
       std::fprintf(stderr, "loom gloo: rank %d: could not put the TCP loop thread under SCHED_BATCH (%s); "
                    "small collectives may stall for a scheduler time slice\n", rank_, why.c_str());
   }
-  const std::chrono::milliseconds timeout(timeout_ms_ > 0 ? timeout_ms_ : 1800000);
   context_ = std::make_shared<gloo::rendezvous::Context>(rank_, size_);
-  context_->setTimeout(timeout);
+  context_->setTimeout(timeout_);
   HostStore store(*config.store, timeout_ms_);
   // The store's own failures (plugin::Failure) name its address; gloo's
   // say only what it was doing.
@@ -127,7 +129,7 @@ Comm::Comm(const LoomCommConfig& config)
   rendezvous("connect to its peers", [&] { context_->connectFullMesh(store, device); });
   std::string no_shm;
   rendezvous("agree on same-host shared memory",
-             [&] { shm_ = ShmGroup::create(store, rank_, size_, timeout, &no_shm); });
+             [&] { shm_ = ShmGroup::create(store, rank_, size_, timeout_, &no_shm); });
   if (!no_shm.empty())
     std::fprintf(stderr, "loom gloo: rank %d: same-host shared memory unavailable (%s); collectives use TCP\n",
                  rank_, no_shm.c_str());

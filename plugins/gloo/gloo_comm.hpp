@@ -8,6 +8,7 @@
 
 #include <loom/comm_api.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -69,7 +70,8 @@ class Comm {
   ShmGroup* shm() const { return shm_.get(); }
   int rank() const { return rank_; }
   int size() const { return size_; }
-  int64_t timeout_ms() const { return timeout_ms_; }
+  // The collectives' timeout: the host's, or 30 minutes when it set none.
+  std::chrono::milliseconds timeout() const { return timeout_; }
 
  private:
   void worker_loop();
@@ -77,7 +79,8 @@ class Comm {
   std::shared_ptr<Work> enqueue_locked(std::string what, std::function<void()> run);  // mutex_ held
 
   int rank_ = 0, size_ = 1;
-  int64_t timeout_ms_ = 0;
+  int64_t timeout_ms_ = 0;  // as the host gave it (0: none)
+  std::chrono::milliseconds timeout_;
   std::shared_ptr<gloo::rendezvous::Context> context_;
   std::unique_ptr<ShmGroup> shm_;
   std::mutex mutex_;

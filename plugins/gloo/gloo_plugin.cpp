@@ -74,10 +74,6 @@ struct Call {
   uint64_t signature;
 };
 
-std::chrono::milliseconds timeout_of(const Comm& comm) {
-  return std::chrono::milliseconds(comm.timeout_ms() > 0 ? comm.timeout_ms() : 1800000);
-}
-
 void check_counts(const Call& c, const Comm& comm, const char* what) {
   auto need = [&](bool ok, const std::string& why) {
     if (!ok) throw plugin::Failure(LOOM_STATUS_INVALID_ARGUMENT, std::string("gloo ") + what + ": " + why);
@@ -134,7 +130,7 @@ void check_counts(const Call& c, const Comm& comm, const char* what) {
 
 void run(Comm& comm, const Call& c) {
   const auto& ctx = comm.context();
-  const auto timeout = timeout_of(comm);
+  const auto timeout = comm.timeout();
   const auto deadline = ShmGroup::Clock::now() + timeout;
   // Equal on the ranks only when both the sequence number and the
   // signature are: desynchronised ranks never pair their messages.
@@ -155,19 +151,20 @@ void run(Comm& comm, const Call& c) {
       } else if (dst != c.in[0].data) {
         std::memcpy(dst, c.in[0].data, c.in[0].bytes());
       }
-      if (comm.size() > 1 && c.in[0].elements && comm.shm()) {
-        comm.shm()->all_reduce(dst, c.in[0].elements, item, reduce_function(dtype, c.reduce_op), c.sequence,
-                               c.signature, deadline);
-      } else if (comm.size() > 1 && c.in[0].elements) {
-        with_item_type(item, [&](auto tag_type) {
-          using U = decltype(tag_type);
-          gloo::AllreduceOptions opts(ctx);
-          opts.setOutput(reinterpret_cast<U*>(dst), c.in[0].elements);
-          opts.setReduceFunction(reduce_function(dtype, c.reduce_op));
-          opts.setTag(tag);
-          opts.setTimeout(timeout);
-          gloo::allreduce(opts);
-        });
+      if (comm.size() > 1 && c.in[0].elements) {
+        if (comm.shm())
+          comm.shm()->all_reduce(dst, c.in[0].elements, item, reduce_function(dtype, c.reduce_op), c.sequence,
+                                 c.signature, deadline);
+        else
+          with_item_type(item, [&](auto tag_type) {
+            using U = decltype(tag_type);
+            gloo::AllreduceOptions opts(ctx);
+            opts.setOutput(reinterpret_cast<U*>(dst), c.in[0].elements);
+            opts.setReduceFunction(reduce_function(dtype, c.reduce_op));
+            opts.setTag(tag);
+            opts.setTimeout(timeout);
+            gloo::allreduce(opts);
+          });
       }
       if (scatter)
         std::memcpy(c.out[0].data, dst + static_cast<size_t>(comm.rank()) * c.out[0].bytes(), c.out[0].bytes());
@@ -178,21 +175,21 @@ void run(Comm& comm, const Call& c) {
       // gloo reduces in place into its output on every rank: a scratch
       // copy where this rank has no output (or must not be written).
       std::vector<char> scratch(c.in[0].data, c.in[0].data + c.in[0].bytes());
-      if (comm.size() > 1 && c.in[0].elements && comm.shm()) {
-        // In shared memory every rank gets the reduction for the price of one.
-        comm.shm()->all_reduce(scratch.data(), c.in[0].elements, item, reduce_function(dtype, c.reduce_op),
-                               c.sequence, c.signature, deadline);
-      } else if (comm.size() > 1 && c.in[0].elements) {
-        with_item_type(item, [&](auto tag_type) {
-          using U = decltype(tag_type);
-          gloo::ReduceOptions opts(ctx);
-          opts.setOutput(reinterpret_cast<U*>(scratch.data()), c.in[0].elements);
-          opts.setRoot(c.root);
-          opts.setReduceFunction(reduce_function(dtype, c.reduce_op));
-          opts.setTag(tag);
-          opts.setTimeout(timeout);
-          gloo::reduce(opts);
-        });
+      if (comm.size() > 1 && c.in[0].elements) {
+        if (comm.shm())  // in shared memory every rank gets the reduction for the price of one
+          comm.shm()->all_reduce(scratch.data(), c.in[0].elements, item, reduce_function(dtype, c.reduce_op),
+                                 c.sequence, c.signature, deadline);
+        else
+          with_item_type(item, [&](auto tag_type) {
+            using U = decltype(tag_type);
+            gloo::ReduceOptions opts(ctx);
+            opts.setOutput(reinterpret_cast<U*>(scratch.data()), c.in[0].elements);
+            opts.setRoot(c.root);
+            opts.setReduceFunction(reduce_function(dtype, c.reduce_op));
+            opts.setTag(tag);
+            opts.setTimeout(timeout);
+            gloo::reduce(opts);
+          });
       }
       if (root) std::memcpy(c.out[0].data, scratch.data(), c.out[0].bytes());
       return;
@@ -326,7 +323,7 @@ std::shared_ptr<Work> start_point_to_point(Comm& comm, const Call& c, const std:
     buf->send(c.root, slot);
   else
     buf->recv(c.root, slot);
-  const auto timeout = timeout_of(comm);
+  const auto timeout = comm.timeout();
   const int peer = c.root, rank = comm.rank();
   Work* raw = work.get();  // the Work joins this thread before it goes
   work->adopt(std::thread([buf = std::move(buf), raw, send, timeout, peer, rank, what] {
